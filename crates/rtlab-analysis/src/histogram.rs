@@ -1,0 +1,189 @@
+use crate::AnalysisError;
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Default histogram ceiling: 10 s in ns. Every plausible latency fits.
+pub const DEFAULT_MAX_NS: u64 = 10_000_000_000;
+/// Significant digits: bucket width at most 1/1024 of the value, so percentiles are
+/// exact to 0.1 %.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A bounded HDR histogram of ns values. All memory is allocated by [`LatencyHistogram::new`];
+/// [`LatencyHistogram::record`] never allocates or resizes. Values below 0 are recorded
+/// as 0 and values above the ceiling as the ceiling, and both are counted, so nothing is
+/// lost silently (exact extremes live in [`crate::Moments`]).
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    counts: Histogram<u64>,
+    below_zero: u64,
+    above_max: u64,
+}
+
+/// Serialized form stored in run.json: the standard HdrHistogram V2 compressed encoding
+/// (base64), readable by HdrHistogram libraries in other languages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramEncoding {
+    /// Always "hdr-v2-deflate-base64".
+    pub encoding: String,
+    pub unit: String,
+    pub highest_trackable: u64,
+    pub significant_digits: u8,
+    /// Samples below 0 ns, recorded in the 0 bucket.
+    pub below_zero: u64,
+    /// Samples above `highest_trackable`, recorded at the ceiling.
+    pub above_max: u64,
+    pub data: String,
+}
+
+const ENCODING_NAME: &str = "hdr-v2-deflate-base64";
+
+impl LatencyHistogram {
+    /// A histogram covering 0..=`max_ns` at [`SIGNIFICANT_DIGITS`].
+    pub fn new(max_ns: u64) -> Result<Self, AnalysisError> {
+        let mut counts = Histogram::new_with_bounds(1, max_ns.max(2), SIGNIFICANT_DIGITS)
+            .map_err(|e| AnalysisError::Histogram(format!("{e:?}")))?;
+        // Never grow: the real-time loop must not allocate.
+        counts.auto(false);
+        Ok(Self { counts, below_zero: 0, above_max: 0 })
+    }
+
+    /// Records one value. No allocation, no failure: out-of-range values are clamped and
+    /// counted.
+    #[inline]
+    pub fn record(&mut self, value_ns: i64) {
+        let value = if value_ns < 0 {
+            self.below_zero += 1;
+            0
+        } else {
+            value_ns as u64
+        };
+        let high = self.counts.high();
+        let value = if value > high {
+            self.above_max += 1;
+            high
+        } else {
+            value
+        };
+        self.counts.saturating_record(value);
+    }
+
+    /// Writes every count once so that the pages are resident before sampling starts
+    /// (with `mlockall(MCL_FUTURE)` they then stay). Clears the histogram.
+    pub fn prefault(&mut self) {
+        self.counts.reset();
+        self.below_zero = 0;
+        self.above_max = 0;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.counts.len()
+    }
+
+    pub fn highest_trackable(&self) -> u64 {
+        self.counts.high()
+    }
+
+    pub fn below_zero(&self) -> u64 {
+        self.below_zero
+    }
+
+    pub fn above_max(&self) -> u64 {
+        self.above_max
+    }
+
+    /// The underlying HDR histogram, for iteration by the analysis functions.
+    pub fn hdr(&self) -> &Histogram<u64> {
+        &self.counts
+    }
+
+    /// Adds `other` into `self` (used to combine CPUs). May allocate: never call it in the
+    /// sampling loop.
+    pub fn merge(&mut self, other: &LatencyHistogram) -> Result<(), AnalysisError> {
+        self.counts
+            .add(&other.counts)
+            .map_err(|e| AnalysisError::Histogram(format!("cannot merge histograms: {e:?}")))?;
+        self.below_zero += other.below_zero;
+        self.above_max += other.above_max;
+        Ok(())
+    }
+
+    /// Bucket-wise (value, count) pairs of every non-empty bucket, value being the bucket's
+    /// highest equivalent value in ns.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.counts
+            .iter_recorded()
+            .map(|v| (self.counts.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
+    }
+
+    pub fn encode(&self) -> Result<HistogramEncoding, AnalysisError> {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.counts, &mut bytes)
+            .map_err(|e| AnalysisError::Histogram(format!("cannot serialize: {e:?}")))?;
+        Ok(HistogramEncoding {
+            encoding: ENCODING_NAME.to_string(),
+            unit: "ns".to_string(),
+            highest_trackable: self.counts.high(),
+            significant_digits: SIGNIFICANT_DIGITS,
+            below_zero: self.below_zero,
+            above_max: self.above_max,
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        })
+    }
+
+    pub fn decode(encoded: &HistogramEncoding) -> Result<Self, AnalysisError> {
+        if encoded.encoding != ENCODING_NAME {
+            return Err(AnalysisError::Histogram(format!(
+                "unknown histogram encoding {:?} (expected {ENCODING_NAME:?})",
+                encoded.encoding
+            )));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded.data.as_bytes())
+            .map_err(|e| AnalysisError::Histogram(format!("histogram data is not base64: {e}")))?;
+        let counts: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| AnalysisError::Histogram(format!("histogram data is damaged: {e:?}")))?;
+        Ok(Self { counts, below_zero: encoded.below_zero, above_max: encoded.above_max })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamps_and_counts_out_of_range() {
+        let mut h = LatencyHistogram::new(1_000_000).unwrap();
+        h.record(-5);
+        h.record(2_000_000);
+        h.record(500);
+        assert_eq!(h.count(), 3);
+        assert_eq!(h.below_zero(), 1);
+        assert_eq!(h.above_max(), 1);
+    }
+
+    #[test]
+    fn encode_decode_round_trip() {
+        let mut h = LatencyHistogram::new(DEFAULT_MAX_NS).unwrap();
+        for v in [0, 1, 17_000, 17_001, 250_000, 9_999_999_999, 20_000_000_000] {
+            h.record(v);
+        }
+        let encoded = h.encode().unwrap();
+        let back = LatencyHistogram::decode(&encoded).unwrap();
+        assert_eq!(back.count(), h.count());
+        assert_eq!(back.above_max(), 1);
+        assert_eq!(back.buckets().collect::<Vec<_>>(), h.buckets().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn damaged_data_is_an_error_not_a_panic() {
+        let mut enc = LatencyHistogram::new(1000).unwrap().encode().unwrap();
+        enc.data = "not base64!!".into();
+        assert!(LatencyHistogram::decode(&enc).is_err());
+        enc.data = base64::engine::general_purpose::STANDARD.encode(b"garbage bytes here");
+        assert!(LatencyHistogram::decode(&enc).is_err());
+    }
+}

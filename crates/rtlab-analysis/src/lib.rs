@@ -1,0 +1,30 @@
+//! rtlab-analysis: statistics as pure functions, no I/O.
+//!
+//! Main types:
+//! - [`LatencyHistogram`]: a bounded HDR histogram in ns (fixed maximum, 3 significant
+//!   digits) whose `record` never allocates; it is what probe threads fill.
+//! - [`Moments`]: exact count/min/max/sum/sum of squares, so min, max, mean and standard
+//!   deviation are exact while percentiles come from the histogram.
+//! - [`Summary`]: count, min, max, mean, stddev and the percentiles p50 ... p99.999.
+//! - [`exceedance`]: how often a threshold is exceeded in wall time at a sample rate
+//!   (Akamina's "one sample above it every 17 minutes").
+//! - [`units`]: parsing durations ("50us", "30s") and printing ns as µs.
+
+pub mod exceedance;
+mod histogram;
+mod moments;
+mod summary;
+pub mod units;
+
+pub use histogram::{HistogramEncoding, LatencyHistogram, DEFAULT_MAX_NS, SIGNIFICANT_DIGITS};
+pub use moments::Moments;
+pub use summary::{nearest_rank, percentile, Summary, SUMMARY_PERCENTILES};
+
+/// Errors of the analysis crate.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum AnalysisError {
+    #[error("histogram: {0}")]
+    Histogram(String),
+    #[error("invalid duration {text:?}: {reason}")]
+    Duration { text: String, reason: String },
+}

@@ -1,0 +1,387 @@
+//! The timer probe: cyclictest's measurement.
+//!
+//! One thread per selected CPU, pinned, at the requested policy and priority, sleeps with
+//! `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` until expiries spaced by whole
+//! intervals. Per wake-up it records the timer latency (wake-up time minus programmed
+//! expiry, signed ns) and the period jitter |s[i+1] - (s[i] + k T)| between consecutive
+//! recorded wake-ups, k being the number of periods between their expiries (Dodiu et al.;
+//! with s = expiry + latency this is |latency[i+1] - latency[i]|, correct across overruns).
+//! A wake-up so late that later expiries already passed skips them: each is an overrun, and
+//! the late sample itself is still recorded.
+
+use crate::clock::{MonotonicClock, SimulatedClock, WakeClock};
+use crate::live::LiveStats;
+use crate::raw::{RawChannel, RawChannelDrain, RawSample, RawSink, RawWriter, FLAG_OVERRUN};
+use crate::{MetricOutput, Probe, ProbeError, ProbeOutput, ThreadOutput};
+use rtlab_analysis::{LatencyHistogram, Moments};
+use rtlab_sys::clock::SleepOutcome;
+use rtlab_sys::sched::Policy;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const LATENCY_METRIC: &str = "timer.latency";
+pub const JITTER_METRIC: &str = "timer.jitter";
+
+/// When a sampling thread stops (besides a stop request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndCondition {
+    /// After this many periods of the measured window (duration / interval): recorded
+    /// samples plus overruns add up to it.
+    Cycles(u64),
+    /// After this many recorded samples.
+    Samples(u64),
+}
+
+/// Which clock the sampling loop uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockKind {
+    Monotonic,
+    /// Deterministic virtual time (tests, snapshots); no thread set-up is done.
+    Simulated { seed: u64 },
+}
+
+/// How each sampling thread prepares itself before the first sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadSetup {
+    pub pin_to_cpu: bool,
+    pub policy: Policy,
+    pub priority: i32,
+    /// Timer slack to set on the thread (1 ns when not real-time).
+    pub timer_slack_ns: Option<u64>,
+    pub prefault_stack_bytes: usize,
+}
+
+/// Validated configuration of a timer probe.
+#[derive(Debug, Clone)]
+pub struct TimerConfig {
+    pub cpus: Vec<usize>,
+    pub interval_ns: u64,
+    pub warmup: u64,
+    pub end: EndCondition,
+    pub histogram_max_ns: u64,
+    /// Directory for raw sample files; None: no raw output.
+    pub raw_dir: Option<PathBuf>,
+    pub raw_ring_capacity: usize,
+    pub clock: ClockKind,
+    pub setup: ThreadSetup,
+}
+
+struct PreparedThread {
+    cpu: usize,
+    latency: LatencyHistogram,
+    jitter: LatencyHistogram,
+    latency_per_second: Vec<i64>,
+    jitter_per_second: Vec<i64>,
+    raw: Option<RawSink>,
+    raw_file: Option<PathBuf>,
+    live: Arc<LiveStats>,
+}
+
+/// A timer probe with everything allocated; see the module documentation.
+pub struct TimerProbe {
+    config: TimerConfig,
+    threads: Vec<PreparedThread>,
+    raw_drains: Vec<RawChannelDrain>,
+}
+
+impl TimerProbe {
+    /// Validates the configuration and allocates every thread's histograms, per-second
+    /// maxima and raw ring.
+    pub fn new(config: TimerConfig) -> Result<Self, ProbeError> {
+        if config.interval_ns == 0 {
+            return Err(ProbeError::Config("the interval must be greater than 0".into()));
+        }
+        if config.cpus.is_empty() {
+            return Err(ProbeError::Config("no CPU selected".into()));
+        }
+        match config.end {
+            EndCondition::Cycles(0) | EndCondition::Samples(0) => {
+                return Err(ProbeError::Config("the run must take at least one sample".into()))
+            }
+            _ => {}
+        }
+        let seconds = per_second_slots(&config);
+        let mut threads = Vec::with_capacity(config.cpus.len());
+        let mut raw_drains = Vec::new();
+        for &cpu in &config.cpus {
+            let mut latency = LatencyHistogram::new(config.histogram_max_ns)?;
+            let mut jitter = LatencyHistogram::new(config.histogram_max_ns)?;
+            // Write every page now so the loop never takes a first-touch fault.
+            latency.prefault();
+            jitter.prefault();
+            let (raw, raw_file) = match &config.raw_dir {
+                Some(dir) => {
+                    let path = dir.join(format!("timer-cpu{cpu}.bin"));
+                    let (sink, drain) = RawChannel::new(path.clone(), config.raw_ring_capacity).split();
+                    raw_drains.push(drain);
+                    (Some(sink), Some(path))
+                }
+                None => (None, None),
+            };
+            threads.push(PreparedThread {
+                cpu,
+                latency,
+                jitter,
+                latency_per_second: vec![i64::MIN; seconds],
+                jitter_per_second: vec![i64::MIN; seconds],
+                raw,
+                raw_file,
+                live: Arc::new(LiveStats::new(cpu)),
+            });
+        }
+        Ok(Self { config, threads, raw_drains })
+    }
+}
+
+/// Per-second slots to preallocate. A samples-bounded run may take longer than planned
+/// (overruns); its extra seconds fold into the last slot.
+fn per_second_slots(config: &TimerConfig) -> usize {
+    let planned_ns = match config.end {
+        EndCondition::Cycles(n) => n.saturating_mul(config.interval_ns),
+        EndCondition::Samples(n) => n.saturating_mul(config.interval_ns).saturating_mul(2),
+    };
+    (planned_ns / 1_000_000_000) as usize + 2
+}
+
+impl Probe for TimerProbe {
+    fn name(&self) -> &'static str {
+        "timer"
+    }
+
+    fn live(&self) -> Vec<Arc<LiveStats>> {
+        self.threads.iter().map(|t| t.live.clone()).collect()
+    }
+
+    fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
+        let TimerProbe { config, threads, raw_drains } = *self;
+        let writer = if raw_drains.is_empty() {
+            None
+        } else {
+            Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?)
+        };
+        let mut handles = Vec::with_capacity(threads.len());
+        for thread in threads {
+            let cpu = thread.cpu;
+            let stop = stop.clone();
+            let config = config.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("rtlab-timer/{cpu}"))
+                .spawn(move || run_thread(thread, &config, &stop))
+                .map_err(|source| ProbeError::Setup {
+                    cpu,
+                    what: "spawn thread",
+                    source: rtlab_sys::SysError::Os { op: "spawn", source },
+                })?;
+            handles.push((cpu, handle));
+        }
+        let mut outputs = Vec::with_capacity(handles.len());
+        let mut first_error = None;
+        for (cpu, handle) in handles {
+            match handle.join() {
+                Ok(Ok(output)) => outputs.push(output),
+                Ok(Err(e)) => {
+                    // Stop the others: a run with a failed thread is not a result.
+                    stop.store(true, Relaxed);
+                    first_error.get_or_insert(e);
+                }
+                Err(_) => {
+                    stop.store(true, Relaxed);
+                    first_error.get_or_insert(ProbeError::ThreadPanicked { cpu });
+                }
+            }
+        }
+        let raw_written = match writer {
+            Some(w) => w.finish()?,
+            None => vec![0; outputs.len()],
+        };
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        Ok(ProbeOutput { probe: "timer".into(), threads: outputs, raw_written })
+    }
+}
+
+fn run_thread(mut thread: PreparedThread, config: &TimerConfig, stop: &AtomicBool) -> Result<ThreadOutput, ProbeError> {
+    let cpu = thread.cpu;
+    let mut state = LoopState::default();
+    let params = LoopParams { interval_ns: config.interval_ns, warmup: config.warmup, end: config.end, cpu: cpu as u32 };
+    let interrupted = match config.clock {
+        ClockKind::Monotonic => {
+            let setup = config.setup;
+            let setup_err = |what, source| ProbeError::Setup { cpu, what, source };
+            let _affinity = if setup.pin_to_cpu {
+                Some(rtlab_sys::sched::AffinityGuard::pin_current_thread(cpu).map_err(|e| setup_err("pin to CPU", e))?)
+            } else {
+                None
+            };
+            let _slack = match setup.timer_slack_ns {
+                Some(ns) => Some(
+                    rtlab_sys::slack::TimerSlackGuard::set_current_thread(ns)
+                        .map_err(|e| setup_err("set timer slack", e))?,
+                ),
+                None => None,
+            };
+            let _scheduling = if setup.policy.is_realtime() {
+                Some(
+                    rtlab_sys::sched::SchedulingGuard::set_current_thread(setup.policy, setup.priority)
+                        .map_err(|e| setup_err("set scheduling policy", e))?,
+                )
+            } else {
+                None
+            };
+            rtlab_sys::memory::prefault_stack(setup.prefault_stack_bytes);
+            sample_loop(&mut MonotonicClock, &mut thread, &mut state, &params, stop)
+                .map_err(|source| ProbeError::Sampling { cpu, source })?
+        }
+        ClockKind::Simulated { seed } => {
+            let mut clock = SimulatedClock::new(seed, cpu as u64, config.interval_ns);
+            sample_loop(&mut clock, &mut thread, &mut state, &params, stop)
+                .map_err(|source| ProbeError::Sampling { cpu, source })?
+        }
+    };
+    // Dropping the sink tells the writer this ring is finished.
+    drop(thread.raw.take());
+    let per_second = |slots: &[i64], moments: &Moments| {
+        let used = if moments.count == 0 { 0 } else { state.last_slot + 1 };
+        slots[..used.min(slots.len())].iter().map(|&v| (v != i64::MIN).then_some(v)).collect()
+    };
+    Ok(ThreadOutput {
+        cpu,
+        thread_name: format!("timer/{cpu}"),
+        cycles: state.cycles,
+        overruns: state.overruns,
+        lost: state.lost,
+        interrupted,
+        raw_file: thread.raw_file.clone(),
+        metrics: vec![
+            MetricOutput {
+                metric: LATENCY_METRIC.into(),
+                per_second_max: per_second(&thread.latency_per_second, &state.latency),
+                histogram: thread.latency,
+                moments: state.latency,
+            },
+            MetricOutput {
+                metric: JITTER_METRIC.into(),
+                per_second_max: per_second(&thread.jitter_per_second, &state.jitter),
+                histogram: thread.jitter,
+                moments: state.jitter,
+            },
+        ],
+    })
+}
+
+struct LoopParams {
+    interval_ns: u64,
+    warmup: u64,
+    end: EndCondition,
+    cpu: u32,
+}
+
+#[derive(Default)]
+struct LoopState {
+    cycles: u64,
+    overruns: u64,
+    lost: u64,
+    last_slot: usize,
+    latency: Moments,
+    jitter: Moments,
+}
+
+/// The real-time loop. Touches only preallocated memory; its only system calls are the
+/// clock read and the sleep.
+fn sample_loop<C: WakeClock>(
+    clock: &mut C,
+    thread: &mut PreparedThread,
+    state: &mut LoopState,
+    params: &LoopParams,
+    stop: &AtomicBool,
+) -> rtlab_sys::Result<bool> {
+    let interval = params.interval_ns;
+    state.latency = Moments::new();
+    state.jitter = Moments::new();
+    let mut next = clock.now_ns() + interval;
+
+    // Warm-up: same schedule, nothing recorded.
+    let mut warm = 0;
+    while warm < params.warmup {
+        if stop.load(Relaxed) {
+            return Ok(true);
+        }
+        if clock.sleep_until_ns(next)? == SleepOutcome::Interrupted {
+            continue;
+        }
+        let now = clock.now_ns();
+        next += interval;
+        if now >= next {
+            next += ((now - next) / interval + 1) * interval;
+        }
+        warm += 1;
+    }
+
+    let window_start = next;
+    let mut previous_latency: Option<i64> = None;
+    let slots = thread.latency_per_second.len();
+    loop {
+        if stop.load(Relaxed) {
+            return Ok(true);
+        }
+        match params.end {
+            EndCondition::Cycles(n) if state.cycles >= n => return Ok(false),
+            EndCondition::Samples(n) if state.latency.count >= n => return Ok(false),
+            _ => {}
+        }
+        if clock.sleep_until_ns(next)? == SleepOutcome::Interrupted {
+            continue;
+        }
+        let now = clock.now_ns();
+        let expected = next;
+        let latency = now as i64 - expected as i64;
+        state.cycles += 1;
+        next += interval;
+        let mut flags = 0;
+        if now >= next {
+            let mut skipped = (now - next) / interval + 1;
+            next += skipped * interval;
+            if let EndCondition::Cycles(n) = params.end {
+                // Only expiries inside the measured window count as overruns.
+                skipped = skipped.min(n.saturating_sub(state.cycles));
+            }
+            state.overruns += skipped;
+            state.cycles += skipped;
+            flags = FLAG_OVERRUN;
+        }
+
+        thread.latency.record(latency);
+        state.latency.record(latency);
+        let slot = (((expected - window_start) / 1_000_000_000) as usize).min(slots - 1);
+        state.last_slot = slot;
+        if latency > thread.latency_per_second[slot] {
+            thread.latency_per_second[slot] = latency;
+        }
+        if let Some(previous) = previous_latency {
+            let jitter = (latency - previous).abs();
+            thread.jitter.record(jitter);
+            state.jitter.record(jitter);
+            if jitter > thread.jitter_per_second[slot] {
+                thread.jitter_per_second[slot] = jitter;
+            }
+        }
+        previous_latency = Some(latency);
+
+        if let Some(raw) = thread.raw.as_mut() {
+            if !raw.push(RawSample { expected_ns: expected, value_ns: latency, cpu: params.cpu, flags }) {
+                state.lost += 1;
+            }
+        }
+        thread.live.publish(
+            state.latency.count,
+            state.overruns,
+            state.lost,
+            state.latency.min,
+            state.latency.max,
+            state.latency.sum as i64,
+        );
+    }
+}

@@ -1,0 +1,132 @@
+//! The statistics a summary shows, derived from a saved [`RunResult`]: per-CPU rows, all
+//! CPUs combined, the exceedance interval of the p99.999 threshold, and the figures of the
+//! conclusion. Presentation (text, JSON) happens in the exporters.
+
+use crate::model::{Measurement, RunResult};
+use crate::ReportError;
+use rtlab_analysis::exceedance::Exceedance;
+use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use serde::Serialize;
+
+/// Akamina et al.'s criterion: activation latency under 5 % of the control period.
+pub const LATENCY_SHARE_OF_PERIOD: f64 = 0.05;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricRow {
+    /// None for the row of all CPUs together.
+    pub cpu: Option<usize>,
+    pub count: u64,
+    pub cycles: u64,
+    pub overruns: u64,
+    pub lost: u64,
+    /// Samples per second actually recorded (count over the measured window).
+    pub sample_rate_hz: f64,
+    pub summary: Option<Summary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricDigest {
+    pub metric: String,
+    /// One row per CPU, then (with more than one CPU) the row of all CPUs.
+    pub rows: Vec<MetricRow>,
+}
+
+impl MetricDigest {
+    /// The row covering every CPU (the only row when there is one CPU).
+    pub fn overall(&self) -> &MetricRow {
+        self.rows.last().expect("a metric digest has rows")
+    }
+}
+
+/// Figures behind the one-line conclusion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Conclusion {
+    pub metric: String,
+    pub samples: u64,
+    pub worst_ns: i64,
+    pub p99_9_ns: i64,
+    /// Shortest control period for which the worst observed latency stays within
+    /// [`LATENCY_SHARE_OF_PERIOD`] of the period.
+    pub shortest_period_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunDigest {
+    pub metrics: Vec<MetricDigest>,
+    /// Exceedance of the p99.999 threshold of the main metric, all CPUs together.
+    pub exceedance: Option<Exceedance>,
+    pub conclusion: Option<Conclusion>,
+}
+
+impl RunDigest {
+    pub fn of(run: &RunResult) -> Result<RunDigest, ReportError> {
+        let mut metrics = Vec::new();
+        for name in run.metrics() {
+            let measurements: Vec<&Measurement> = run.measurements_of(name).collect();
+            let mut rows: Vec<MetricRow> = measurements.iter().map(|m| row_of(m)).collect();
+            if measurements.len() > 1 {
+                rows.push(combined_row(&measurements)?);
+            }
+            metrics.push(MetricDigest { metric: name.to_string(), rows });
+        }
+        let main = metrics.first();
+        let exceedance = main.and_then(|d| {
+            let row = d.overall();
+            let s = row.summary.as_ref()?;
+            Exceedance::new(0.99999, s.p99_999, row.sample_rate_hz, row.count)
+        });
+        let conclusion = main.and_then(|d| {
+            let s = d.overall().summary.as_ref()?;
+            Some(Conclusion {
+                metric: d.metric.clone(),
+                samples: s.count,
+                worst_ns: s.max,
+                p99_9_ns: s.p99_9,
+                shortest_period_ns: (s.max.max(0) as f64 / LATENCY_SHARE_OF_PERIOD).ceil() as i64,
+            })
+        });
+        Ok(RunDigest { metrics, exceedance, conclusion })
+    }
+}
+
+fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {
+    let window_s = cycles as f64 * interval_ns as f64 / 1e9;
+    if window_s > 0.0 {
+        count as f64 / window_s
+    } else {
+        0.0
+    }
+}
+
+fn row_of(m: &Measurement) -> MetricRow {
+    MetricRow {
+        cpu: Some(m.cpu),
+        count: m.count,
+        cycles: m.cycles,
+        overruns: m.overruns,
+        lost: m.lost,
+        sample_rate_hz: rate(m.count, m.cycles, m.interval_ns),
+        summary: m.summary.clone(),
+    }
+}
+
+fn combined_row(measurements: &[&Measurement]) -> Result<MetricRow, ReportError> {
+    let mut histogram: Option<LatencyHistogram> = None;
+    let mut moments = Moments::new();
+    let mut row = MetricRow { cpu: None, count: 0, cycles: 0, overruns: 0, lost: 0, sample_rate_hz: 0.0, summary: None };
+    for m in measurements {
+        let h = LatencyHistogram::decode(&m.histogram)?;
+        match histogram.as_mut() {
+            Some(all) => all.merge(&h)?,
+            None => histogram = Some(h),
+        }
+        moments.merge(&m.moments);
+        row.count += m.count;
+        row.cycles += m.cycles;
+        row.overruns += m.overruns;
+        row.lost += m.lost;
+        row.sample_rate_hz += rate(m.count, m.cycles, m.interval_ns);
+    }
+    row.summary = histogram.and_then(|h| Summary::from_parts(&h, &moments));
+    Ok(row)
+}

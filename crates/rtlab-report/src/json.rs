@@ -1,0 +1,48 @@
+//! `rtlab run --json`: the summary as one JSON document on stdout.
+
+use crate::digest::{Conclusion, MetricDigest, RunDigest};
+use crate::model::RunResult;
+use crate::{Exporter, ReportError};
+use rtlab_analysis::exceedance::Exceedance;
+use rtlab_sys::sysinfo::Distortion;
+use serde::Serialize;
+
+pub const SUMMARY_SCHEMA: &str = "rtlab.summary/1";
+
+/// The digest of a run with its headline facts; all times in ns.
+pub struct JsonSummary;
+
+#[derive(Serialize)]
+struct SummaryDocument<'a> {
+    schema: &'static str,
+    label: &'a str,
+    real_time_results: bool,
+    interrupted: bool,
+    simulated: bool,
+    duration_s: f64,
+    metrics: Vec<MetricDigest>,
+    exceedance: Option<Exceedance>,
+    conclusion: Option<Conclusion>,
+    warnings: &'a [Distortion],
+}
+
+impl Exporter for JsonSummary {
+    fn export(&self, run: &RunResult) -> Result<String, ReportError> {
+        let digest = RunDigest::of(run)?;
+        let doc = SummaryDocument {
+            schema: SUMMARY_SCHEMA,
+            label: &run.label,
+            real_time_results: run.realtime.real_time_results,
+            interrupted: run.interrupted,
+            simulated: run.simulated,
+            duration_s: run.duration_s,
+            metrics: digest.metrics,
+            exceedance: digest.exceedance,
+            conclusion: digest.conclusion,
+            warnings: &run.warnings,
+        };
+        let mut text = serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Encode(e.to_string()))?;
+        text.push('\n');
+        Ok(text)
+    }
+}

@@ -1,0 +1,43 @@
+//! rtlab-report: the results model and its exporters.
+//!
+//! Main types:
+//! - [`model::RunResult`]: the contents of run.json (`"schema": "rtlab.run/1"`), the
+//!   contract between `rtlab run` and every later command. Loaded with validation
+//!   ([`model::RunResult::load`]) and written atomically ([`model::RunResult::save`]).
+//! - [`digest::RunDigest`]: the statistics a summary shows, derived from a `RunResult`
+//!   (per CPU and all CPUs combined, exceedance interval, conclusion figures).
+//! - [`Exporter`]: one small trait, one implementation per output format
+//!   ([`terminal::TerminalSummary`], [`json::JsonSummary`]).
+//! - [`raw_csv`]: raw sample files to CSV for other tools.
+
+pub mod digest;
+pub mod host;
+pub mod json;
+pub mod model;
+pub mod raw_csv;
+pub mod terminal;
+
+/// Errors of reading, checking and writing results.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a valid rtlab result: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error(transparent)]
+    Analysis(#[from] rtlab_analysis::AnalysisError),
+    #[error(transparent)]
+    Probe(#[from] rtlab_probe::ProbeError),
+    #[error("cannot encode output: {0}")]
+    Encode(String),
+}
+
+/// An output format. Exporters read only the saved result (never live state), so any
+/// output can be regenerated later from run.json.
+pub trait Exporter {
+    fn export(&self, run: &model::RunResult) -> Result<String, ReportError>;
+}

@@ -1,0 +1,45 @@
+//! Raw sample files to CSV: one row per sample, columns named with their units.
+
+use crate::model::RunResult;
+use crate::ReportError;
+use rtlab_probe::raw::RawReader;
+use std::io::Write;
+use std::path::Path;
+
+pub const HEADER: &str = "probe,metric,cpu,expected_ns,value_ns,overrun";
+
+/// Writes every raw sample of `run` (stored under `dir`) as CSV; returns the rows written.
+/// Fails when the run has no raw samples, naming the option that records them.
+pub fn export_raw_csv(run: &RunResult, dir: &Path, out: &mut dyn Write) -> Result<u64, ReportError> {
+    let with_raw: Vec<_> = run.measurements.iter().filter(|m| m.raw_file.is_some()).collect();
+    if with_raw.is_empty() {
+        return Err(ReportError::Invalid {
+            path: dir.display().to_string(),
+            reason: "this run has no raw samples (record them with `rtlab run --raw`)".into(),
+        });
+    }
+    let io = |source| ReportError::Io { path: "<output>".into(), source };
+    writeln!(out, "{HEADER}").map_err(io)?;
+    let mut rows = 0u64;
+    for m in with_raw {
+        let file = dir.join(m.raw_file.as_deref().unwrap_or_default());
+        let mut reader = RawReader::open(&file)?;
+        let mut in_file = 0u64;
+        while let Some(s) = reader.next_sample()? {
+            writeln!(out, "{},{},{},{},{},{}", m.probe, m.metric, s.cpu, s.expected_ns, s.value_ns, u8::from(s.overran()))
+                .map_err(io)?;
+            in_file += 1;
+        }
+        if let Some(expected) = m.raw_samples {
+            if expected != in_file {
+                return Err(ReportError::Invalid {
+                    path: file.display().to_string(),
+                    reason: format!("holds {in_file} samples but run.json records {expected}"),
+                });
+            }
+        }
+        rows += in_file;
+    }
+    out.flush().map_err(io)?;
+    Ok(rows)
+}

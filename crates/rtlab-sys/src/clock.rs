@@ -1,0 +1,158 @@
+//! Clock reads and absolute sleeps on CLOCK_MONOTONIC, in integer nanoseconds.
+
+/// Result of an absolute sleep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SleepOutcome {
+    /// The deadline passed and the thread woke up.
+    Expired,
+    /// A signal interrupted the sleep before the deadline (EINTR).
+    Interrupted,
+}
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+#[inline]
+fn ns_to_timespec(ns: u64) -> libc::timespec {
+    // Saturate rather than wrap: a deadline beyond time_t is "never" in practice.
+    let secs = ns / NS_PER_S;
+    libc::timespec {
+        tv_sec: libc::time_t::try_from(secs).unwrap_or(libc::time_t::MAX),
+        tv_nsec: (ns % NS_PER_S) as libc::c_long,
+    }
+}
+
+/// CLOCK_MONOTONIC now, in ns. One `clock_gettime` (vDSO) call, no allocation.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // CLOCK_MONOTONIC always exists on Linux, so the call cannot fail.
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    // CLOCK_MONOTONIC is never negative.
+    (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
+}
+
+/// Maps the error number `clock_nanosleep` returns (it does not use errno) to an outcome.
+#[inline]
+fn nanosleep_outcome(rc: libc::c_int, op: &'static str) -> crate::Result<SleepOutcome> {
+    match rc {
+        0 => Ok(SleepOutcome::Expired),
+        libc::EINTR => Ok(SleepOutcome::Interrupted),
+        e => Err(crate::SysError::from_io(
+            op,
+            std::io::Error::from_raw_os_error(e),
+        )),
+    }
+}
+
+/// `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline)`. Returns `Interrupted` on EINTR
+/// (the caller decides whether to sleep again), an error for anything else.
+#[inline]
+pub fn sleep_until_monotonic_ns(deadline_ns: u64) -> crate::Result<SleepOutcome> {
+    let ts = ns_to_timespec(deadline_ns);
+    // SAFETY: `ts` is valid for the call; a null remainder is allowed (unused with TIMER_ABSTIME).
+    let rc = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    nanosleep_outcome(rc, "clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)")
+}
+
+/// Relative `nanosleep(duration)`; returns on expiry or EINTR like [`sleep_until_monotonic_ns`].
+#[inline]
+pub fn sleep_relative_ns(duration_ns: u64) -> crate::Result<SleepOutcome> {
+    let ts = ns_to_timespec(duration_ns);
+    // The caller re-reads the clock after EINTR, so the remainder is not needed.
+    // SAFETY: `ts` is valid for the call; a null remainder pointer is allowed.
+    let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
+    nanosleep_outcome(rc, "clock_nanosleep(CLOCK_MONOTONIC)")
+}
+
+/// Resolution of CLOCK_MONOTONIC reported by `clock_getres`, in ns.
+pub fn monotonic_resolution_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe {
+        libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_does_not_go_back() {
+        let a = monotonic_ns();
+        let b = monotonic_ns();
+        assert!(a > 0);
+        assert!(b >= a);
+    }
+
+    #[test]
+    fn sleep_until_future_deadline_expires_after_it() {
+        let deadline = monotonic_ns() + 2_000_000;
+        let outcome = sleep_until_monotonic_ns(deadline).unwrap();
+        // A signal is possible in principle; only an expiry guarantees the deadline passed.
+        if outcome == SleepOutcome::Expired {
+            assert!(monotonic_ns() >= deadline);
+        }
+    }
+
+    #[test]
+    fn sleep_until_past_deadline_returns_at_once() {
+        let deadline = monotonic_ns().saturating_sub(1_000_000);
+        assert_eq!(
+            sleep_until_monotonic_ns(deadline).unwrap(),
+            SleepOutcome::Expired
+        );
+    }
+
+    #[test]
+    fn sleep_relative_sleeps_at_least_duration() {
+        let start = monotonic_ns();
+        let outcome = sleep_relative_ns(1_000_000).unwrap();
+        if outcome == SleepOutcome::Expired {
+            assert!(monotonic_ns() - start >= 1_000_000);
+        }
+    }
+
+    #[test]
+    fn resolution_is_positive() {
+        let r = monotonic_resolution_ns();
+        assert!(r >= 1);
+    }
+
+    #[test]
+    fn timespec_conversion() {
+        let ts = ns_to_timespec(3_000_000_007);
+        assert_eq!(ts.tv_sec, 3);
+        assert_eq!(ts.tv_nsec, 7);
+    }
+
+    #[test]
+    fn nanosleep_error_codes() {
+        assert_eq!(nanosleep_outcome(0, "x").unwrap(), SleepOutcome::Expired);
+        assert_eq!(
+            nanosleep_outcome(libc::EINTR, "x").unwrap(),
+            SleepOutcome::Interrupted
+        );
+        assert!(nanosleep_outcome(libc::EINVAL, "x").is_err());
+        assert!(nanosleep_outcome(libc::EPERM, "x")
+            .unwrap_err()
+            .is_permission_denied());
+    }
+}

@@ -1,0 +1,109 @@
+//! Command-line definition. Parsing only: values are checked in `experiment`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RTLAB_COMMIT"), ")");
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rtlab",
+    version = VERSION,
+    about = "Tells whether this Linux machine can carry a real-time workload",
+    long_about = "rtlab measures timer latency and period jitter the way cyclictest does, saves \
+                  every result as run.json, and explains it: percentiles to 99.999 %, how often \
+                  a threshold is exceeded in wall time, and what on this host distorts results."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure (default: timer latency on every CPU for 30 s)
+    Run(RunArgs),
+    /// Print what this host is and what on it may distort results
+    Sysinfo(SysinfoArgs),
+    /// Export a run's raw samples for other tools
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    Fifo,
+    Rr,
+    Other,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i)
+    #[arg(long, short = 'i', default_value = "1ms")]
+    pub interval: String,
+    /// Real-time priority of the measuring threads
+    #[arg(long, short = 'p', default_value_t = 95, allow_negative_numbers = true)]
+    pub priority: i64,
+    /// Scheduling policy of the measuring threads
+    #[arg(long, value_enum, default_value = "fifo")]
+    pub policy: PolicyArg,
+    /// CPUs to measure on, as a list "0,2-3" (default: every online CPU)
+    #[arg(long, short = 'c')]
+    pub cpus: Option<String>,
+    /// How long to measure: 30s, 10m, 2h (default 30s)
+    #[arg(long, short = 'D', conflicts_with = "samples")]
+    pub duration: Option<String>,
+    /// Samples per CPU instead of a duration
+    #[arg(long, short = 'n')]
+    pub samples: Option<u64>,
+    /// Wake-ups to discard at the start of each thread
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Results directory (default results/<YYYYmmdd-HHMMSS>-<label>)
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Name of this run, used in the directory name and reports (default: the hostname)
+    #[arg(long, short = 'l')]
+    pub label: Option<String>,
+    /// Also save every sample (expected time, latency, CPU) under samples/
+    #[arg(long)]
+    pub raw: bool,
+    /// Print nothing while running and no summary
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Print the summary as JSON on stdout instead of tables
+    #[arg(long)]
+    pub json: bool,
+    /// Leave /dev/cpu_dma_latency alone (default: hold it at 0 while measuring)
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Largest latency the histograms hold exactly; larger samples are clamped and counted
+    #[arg(long, default_value = "10s")]
+    pub histogram_max: String,
+    /// Deterministic simulated clock with this seed (tests only)
+    #[arg(long, hide = true)]
+    pub simulate: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct SysinfoArgs {
+    /// Print as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Results directory or its run.json
+    pub result: PathBuf,
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: ExportFormat,
+    /// Output file (default: stdout)
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,60 @@
+//! Error classes that decide the exit code (DESIGN.md: 2 bad usage or input, 3 cannot
+//! measure).
+
+use std::fmt;
+
+/// Bad usage or bad input: exit 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The environment does not allow measuring: exit 3.
+#[derive(Debug)]
+pub struct EnvironmentError(pub String);
+
+impl fmt::Display for EnvironmentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EnvironmentError {}
+
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+pub fn environment(message: impl Into<String>) -> anyhow::Error {
+    EnvironmentError(message.into()).into()
+}
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_ENVIRONMENT: u8 = 3;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Exit code for an error: usage errors and damaged inputs are 2, the rest 3.
+pub fn exit_code_of(error: &anyhow::Error) -> u8 {
+    for cause in error.chain() {
+        if cause.is::<UsageError>() {
+            return EXIT_USAGE;
+        }
+        if cause.is::<EnvironmentError>() {
+            return EXIT_ENVIRONMENT;
+        }
+        if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
+            return match r {
+                rtlab_report::ReportError::Io { .. } | rtlab_report::ReportError::Encode(_) => EXIT_ENVIRONMENT,
+                _ => EXIT_USAGE,
+            };
+        }
+    }
+    EXIT_ENVIRONMENT
+}

@@ -1,0 +1,118 @@
+//! rtlab: argument parsing -> validated experiment -> lifecycle runner -> results
+//! directory -> exporters.
+
+mod cli;
+mod errors;
+mod experiment;
+mod progress;
+mod runner;
+mod simulated_host;
+
+use anyhow::Context;
+use clap::Parser;
+use cli::{Cli, Command, ExportArgs, RunArgs, SysinfoArgs};
+use errors::{exit_code_of, usage, EXIT_INTERRUPTED, EXIT_OK};
+use rtlab_report::Exporter;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // clap prints usage errors and exits 2; --help and --version exit 0.
+        Err(e) => e.exit(),
+    };
+    let command = cli.command.unwrap_or_else(|| match Cli::parse_from(["rtlab", "run"]).command {
+        Some(c) => c,
+        None => unreachable!("\"run\" parses to the run command"),
+    });
+    let outcome = match command {
+        Command::Run(args) => cmd_run(&args),
+        Command::Sysinfo(args) => cmd_sysinfo(&args),
+        Command::Export(args) => cmd_export(&args),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("rtlab: error: {error:#}");
+            ExitCode::from(exit_code_of(&error))
+        }
+    }
+}
+
+fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
+    let host = if args.simulate.is_some() { simulated_host::simulated_host() } else { rtlab_sys::sysinfo::collect() };
+    let plan = experiment::RunPlan::from_args(args, &host.online_cpus, &host.hostname, chrono::Local::now())?;
+
+    // First SIGINT/SIGTERM: stop sampling and save what was measured. Second: exit now.
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, i32::from(EXIT_INTERRUPTED), stop.clone())
+            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
+            .context("cannot install the signal handlers")?;
+    }
+
+    let command_line: Vec<String> = std::env::args().collect();
+    let finished = runner::run(&plan, host, command_line, stop)?;
+    let result = &finished.result;
+    let mut stdout = std::io::stdout().lock();
+    if plan.json {
+        stdout.write_all(rtlab_report::json::JsonSummary.export(result)?.as_bytes())?;
+    } else if !plan.quiet {
+        stdout.write_all(rtlab_report::terminal::TerminalSummary.export(result)?.as_bytes())?;
+        writeln!(stdout, "Results: {}", finished.run_json.display())?;
+    }
+    stdout.flush()?;
+    Ok(if result.interrupted { EXIT_INTERRUPTED } else { EXIT_OK })
+}
+
+fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {
+    let info = rtlab_sys::sysinfo::collect();
+    let distortions = rtlab_sys::sysinfo::distortions(&info, &info.online_cpus);
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let doc = serde_json::json!({ "host": info, "distortions": distortions });
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        stdout.write_all(rtlab_report::host::format_host(&info, &distortions).as_bytes())?;
+    }
+    Ok(EXIT_OK)
+}
+
+fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
+    let run = rtlab_report::model::RunResult::load(&args.result)?;
+    let dir = if args.result.is_dir() {
+        args.result.clone()
+    } else {
+        args.result.parent().map(|p| p.to_path_buf()).unwrap_or_default()
+    };
+    match args.format {
+        cli::ExportFormat::Csv => match &args.output {
+            Some(path) => {
+                let tmp = path.with_extension("csv.partial");
+                let file = std::fs::File::create(&tmp)
+                    .map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
+                let mut writer = std::io::BufWriter::new(file);
+                let rows = rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut writer);
+                drop(writer);
+                match rows {
+                    Ok(rows) => {
+                        std::fs::rename(&tmp, path)?;
+                        eprintln!("rtlab: wrote {rows} samples to {}", path.display());
+                    }
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&tmp);
+                        return Err(e.into());
+                    }
+                }
+            }
+            None => {
+                let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+                rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut stdout)?;
+            }
+        },
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,260 @@
+//! The lifecycle of `rtlab run`, in a fixed order like rtla's tools: check, set the
+//! system up (every change held by a guard that restores it), measure, collect, save.
+
+use crate::errors::{environment, usage};
+use crate::experiment::RunPlan;
+use crate::progress::Progress;
+use anyhow::Context;
+use rtlab_analysis::Summary;
+use rtlab_probe::timer::{ClockKind, EndCondition, ThreadSetup, TimerConfig, TimerProbe};
+use rtlab_probe::{Probe, ProbeError, ProbeOutput};
+use rtlab_report::model::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, ToolInfo, SCHEMA};
+use rtlab_sys::activity::{activity_between, ActivitySnapshot};
+use rtlab_sys::sched::{Policy, SchedulingGuard};
+use rtlab_sys::sysinfo::SystemInfo;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const STACK_PREFAULT_BYTES: usize = 256 * 1024;
+
+/// System settings held for the duration of the measurement; dropping restores them.
+struct SystemGuards {
+    _memory: Option<rtlab_sys::memory::MemoryLockGuard>,
+    _dma_latency: Option<rtlab_sys::pmqos::DmaLatencyGuard>,
+}
+
+/// The outcome of a finished (or interrupted) run.
+pub struct Finished {
+    pub result: RunResult,
+    pub run_json: std::path::PathBuf,
+}
+
+/// Whether the calling process may run a thread at `policy`/`priority`: tried on a
+/// short-lived thread so the main thread's own scheduling never changes.
+fn try_realtime(policy: Policy, priority: i32) -> Result<(), String> {
+    std::thread::spawn(move || SchedulingGuard::set_current_thread(policy, priority).map(drop).map_err(|e| e.to_string()))
+        .join()
+        .unwrap_or_else(|_| Err("probe thread panicked".into()))
+}
+
+fn prepare_output_dir(dir: &Path, raw: bool) -> anyhow::Result<()> {
+    if dir.join("run.json").exists() {
+        return Err(usage(format!(
+            "--output {}: already holds a run.json; choose another directory",
+            dir.display()
+        )));
+    }
+    let samples = dir.join("samples");
+    let target = if raw { samples.as_path() } else { dir };
+    std::fs::create_dir_all(target)
+        .map_err(|e| usage(format!("--output {}: cannot create the directory: {e}", dir.display())))?;
+    Ok(())
+}
+
+pub fn run(
+    plan: &RunPlan,
+    host: SystemInfo,
+    command_line: Vec<String>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<Finished> {
+    let simulated = plan.simulate.is_some();
+    prepare_output_dir(&plan.output, plan.raw)?;
+
+    // Real-time conditions: what was asked, what could be had.
+    let mut notes = Vec::new();
+    let mut policy = plan.policy;
+    let mut guards = SystemGuards { _memory: None, _dma_latency: None };
+    let mut memory_locked = false;
+    let mut dma_latency_held = false;
+    if simulated {
+        notes.push("samples come from a simulated clock, not from this machine.".to_string());
+    } else {
+        if policy.is_realtime() {
+            if let Err(e) = try_realtime(policy, plan.priority) {
+                notes.push(format!(
+                    "no permission for {:?} priority {} ({e}); measured as SCHED_OTHER with 1 ns timer slack. Run as root or grant CAP_SYS_NICE (or raise RLIMIT_RTPRIO) for real-time results.",
+                    policy, plan.priority
+                ));
+                policy = Policy::Other;
+            }
+        } else {
+            notes.push("--policy other asked for an ordinary task: these are not real-time results.".to_string());
+        }
+        match rtlab_sys::memory::MemoryLockGuard::lock_all() {
+            Ok(g) => {
+                guards._memory = Some(g);
+                memory_locked = true;
+            }
+            Err(e) => notes.push(format!(
+                "memory could not be locked ({e}); page faults may add latency. Run as root or raise RLIMIT_MEMLOCK."
+            )),
+        }
+        if plan.dma_latency {
+            match rtlab_sys::pmqos::DmaLatencyGuard::hold(0) {
+                Ok(g) => {
+                    guards._dma_latency = Some(g);
+                    dma_latency_held = true;
+                }
+                Err(e) => notes.push(format!("/dev/cpu_dma_latency could not be held at 0 ({e}); deep idle states may add latency.")),
+            }
+        }
+    }
+    let real_time_results = !simulated && policy.is_realtime() && memory_locked;
+    let timer_slack_ns = (!policy.is_realtime() && !simulated).then_some(1);
+
+    let clock = match plan.simulate {
+        Some(seed) => ClockKind::Simulated { seed },
+        None => ClockKind::Monotonic,
+    };
+    let config = TimerConfig {
+        cpus: plan.cpus.clone(),
+        interval_ns: plan.interval_ns,
+        warmup: plan.warmup,
+        end: match (plan.duration_ns, plan.samples) {
+            (_, Some(n)) => EndCondition::Samples(n),
+            (Some(d), None) => EndCondition::Cycles((d / plan.interval_ns).max(1)),
+            (None, None) => unreachable!("the plan always has a duration or a sample count"),
+        },
+        histogram_max_ns: plan.histogram_max_ns,
+        raw_dir: plan.raw.then(|| plan.output.join("samples")),
+        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+        clock,
+        setup: ThreadSetup {
+            pin_to_cpu: !simulated,
+            policy,
+            priority: if policy.is_realtime() { plan.priority } else { 0 },
+            timer_slack_ns,
+            prefault_stack_bytes: STACK_PREFAULT_BYTES,
+        },
+    };
+    // Everything the sampling threads touch is allocated here, after mlockall.
+    let probe: Box<dyn Probe> = Box::new(TimerProbe::new(config).map_err(|e| usage(e.to_string()))?);
+    let live = probe.live();
+
+    let start_time = chrono::Local::now();
+    let activity_start = (!simulated).then(ActivitySnapshot::take).transpose().ok().flatten();
+    let started = Instant::now();
+    let driver_stop = stop.clone();
+    let driver = std::thread::Builder::new()
+        .name("rtlab-probe".into())
+        .spawn(move || probe.run(driver_stop))
+        .context("cannot start the probe thread")?;
+
+    let mut progress = Progress::new(plan, live, simulated);
+    while !driver.is_finished() {
+        progress.tick(started.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    progress.finish();
+    let output = match driver.join() {
+        Ok(Ok(output)) => output,
+        Ok(Err(e @ ProbeError::Setup { .. })) | Ok(Err(e @ ProbeError::Sampling { .. })) => {
+            return Err(environment(format!("{e}; nothing was saved")))
+        }
+        Ok(Err(e)) => return Err(environment(format!("measurement failed: {e}; nothing was saved"))),
+        Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
+    };
+    let elapsed = started.elapsed();
+    let end_time = chrono::Local::now();
+    let activity = match (activity_start, ActivitySnapshot::take().ok()) {
+        (Some(a), Some(b)) if !simulated => Some(activity_between(&a, &b)),
+        _ => None,
+    };
+    drop(guards);
+
+    let interrupted = stop.load(Ordering::SeqCst) || output.threads.iter().any(|t| t.interrupted);
+    let measurements = measurements_of(&output, plan.interval_ns, &plan.output)?;
+    let duration_s = if simulated {
+        // Virtual time: the measured window of the longest thread.
+        output.threads.iter().map(|t| t.cycles).max().unwrap_or(0) as f64 * plan.interval_ns as f64 / 1e9
+    } else {
+        elapsed.as_secs_f64()
+    };
+    let warnings = rtlab_sys::sysinfo::distortions(&host, &plan.cpus);
+    let (start_text, end_text) = if simulated {
+        ("1970-01-01T00:00:00+00:00".to_string(), "1970-01-01T00:00:00+00:00".to_string())
+    } else {
+        (start_time.to_rfc3339(), end_time.to_rfc3339())
+    };
+    let result = RunResult {
+        schema: SCHEMA.into(),
+        tool: ToolInfo {
+            name: "rtlab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            commit: Some(env!("RTLAB_COMMIT").into()),
+        },
+        command_line,
+        label: plan.label.clone(),
+        start_time: start_text,
+        end_time: end_text,
+        duration_s,
+        interrupted,
+        simulated,
+        realtime: RealtimeStatus {
+            real_time_results,
+            policy,
+            priority: if policy.is_realtime() { plan.priority } else { 0 },
+            memory_locked,
+            dma_latency_held,
+            timer_slack_ns,
+            notes,
+        },
+        host,
+        experiment: Experiment {
+            probes: vec!["timer".into()],
+            interval_ns: plan.interval_ns,
+            policy: plan.policy,
+            priority: plan.priority,
+            cpus: plan.cpus.clone(),
+            duration_ns: plan.duration_ns.filter(|_| plan.samples.is_none()),
+            samples_per_cpu: plan.samples,
+            warmup_samples: plan.warmup,
+            histogram_max_ns: plan.histogram_max_ns,
+            raw: plan.raw,
+            dma_latency: plan.dma_latency,
+        },
+        loads: Vec::new(),
+        activity,
+        measurements,
+        warnings,
+        resources: Resources { peak_rss_kib: if simulated { None } else { rtlab_sys::memory::peak_rss_kib() } },
+        verdict: None,
+    };
+    result.check().map_err(|e| environment(format!("internal inconsistency in the results: {e}")))?;
+    let run_json = result
+        .save(&plan.output)
+        .with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
+    Ok(Finished { result, run_json })
+}
+
+fn measurements_of(output: &ProbeOutput, interval_ns: u64, dir: &Path) -> anyhow::Result<Vec<Measurement>> {
+    let mut measurements = Vec::new();
+    for (thread, &written) in output.threads.iter().zip(&output.raw_written) {
+        for (index, metric) in thread.metrics.iter().enumerate() {
+            // The raw file carries the main metric (the first).
+            let raw = thread.raw_file.as_ref().filter(|_| index == 0);
+            measurements.push(Measurement {
+                probe: output.probe.clone(),
+                metric: metric.metric.clone(),
+                cpu: thread.cpu,
+                thread: thread.thread_name.clone(),
+                count: metric.moments.count,
+                cycles: thread.cycles,
+                overruns: thread.overruns,
+                lost: thread.lost,
+                interval_ns,
+                summary: Summary::from_parts(&metric.histogram, &metric.moments),
+                moments: metric.moments,
+                histogram: metric.histogram.encode()?,
+                per_second_max_ns: metric.per_second_max.clone(),
+                raw_file: raw.map(|p| {
+                    p.strip_prefix(dir).unwrap_or(p).to_string_lossy().into_owned()
+                }),
+                raw_samples: raw.map(|_| written),
+            });
+        }
+    }
+    Ok(measurements)
+}
