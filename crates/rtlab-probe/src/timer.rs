@@ -385,3 +385,157 @@ fn sample_loop<C: WakeClock>(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wakes each sleep at deadline + the next scripted latency.
+    struct ScriptedClock {
+        now: u64,
+        latencies: Vec<u64>,
+        next: usize,
+        wake_times: Vec<u64>,
+    }
+
+    impl WakeClock for ScriptedClock {
+        fn now_ns(&mut self) -> u64 {
+            self.now
+        }
+        fn sleep_until_ns(&mut self, deadline_ns: u64) -> rtlab_sys::Result<SleepOutcome> {
+            let latency = self.latencies[self.next % self.latencies.len()];
+            self.next += 1;
+            self.now = self.now.max(deadline_ns) + latency;
+            self.wake_times.push(self.now);
+            Ok(SleepOutcome::Expired)
+        }
+        fn is_real(&self) -> bool {
+            false
+        }
+    }
+
+    fn config(end: EndCondition, warmup: u64) -> TimerConfig {
+        TimerConfig {
+            cpus: vec![0],
+            interval_ns: 1_000,
+            warmup,
+            end,
+            histogram_max_ns: 1_000_000_000,
+            raw_dir: None,
+            raw_ring_capacity: 16,
+            clock: ClockKind::Simulated { seed: 0 },
+            setup: ThreadSetup {
+                pin_to_cpu: false,
+                policy: Policy::Other,
+                priority: 0,
+                timer_slack_ns: None,
+                prefault_stack_bytes: 0,
+            },
+        }
+    }
+
+    fn run_scripted(latencies: Vec<u64>, end: EndCondition, warmup: u64) -> (LoopState, PreparedThread, Vec<u64>) {
+        let probe = TimerProbe::new(config(end, warmup)).unwrap();
+        let mut thread = probe.threads.into_iter().next().unwrap();
+        let mut clock = ScriptedClock { now: 0, latencies, next: 0, wake_times: Vec::new() };
+        let mut state = LoopState::default();
+        let params = LoopParams { interval_ns: 1_000, warmup, end, cpu: 0 };
+        let interrupted = sample_loop(&mut clock, &mut thread, &mut state, &params, &AtomicBool::new(false)).unwrap();
+        assert!(!interrupted);
+        (state, thread, clock.wake_times)
+    }
+
+    #[test]
+    fn overruns_are_counted_and_the_late_sample_recorded() {
+        // Interval 1 µs. The third wake-up is 2.5 periods late: it skips two expiries.
+        let (state, thread, _) = run_scripted(vec![10, 20, 2_500, 30, 5, 5, 5, 5, 5, 5], EndCondition::Cycles(10), 0);
+        assert_eq!(state.overruns, 2);
+        assert_eq!(state.latency.count + state.overruns, 10);
+        assert_eq!(state.cycles, 10);
+        assert_eq!(state.latency.max, 2_500);
+        assert_eq!(thread.latency.count(), 8);
+    }
+
+    #[test]
+    fn period_jitter_follows_dodiu_across_overruns() {
+        let latencies = vec![10, 20, 2_500, 30, 5, 700, 1_999, 1_000, 3, 40];
+        let (state, thread, wakes) = run_scripted(latencies, EndCondition::Samples(40), 0);
+        // Oracle: |s[i+1] - (s[i] + k T)| where k is the number of whole periods between
+        // the two expiries the wake-ups belong to (expiries lie on the grid start + n T).
+        let start = 0u64;
+        let expiry_of = |wake: u64, latency: u64| wake - latency;
+        let mut latencies_seen = Vec::new();
+        let mut script = [10u64, 20, 2_500, 30, 5, 700, 1_999, 1_000, 3, 40].iter().cycle();
+        for &w in &wakes {
+            latencies_seen.push((w, *script.next().unwrap()));
+        }
+        let mut expected = Moments::new();
+        for pair in latencies_seen.windows(2) {
+            let (s0, l0) = pair[0];
+            let (s1, l1) = pair[1];
+            let (e0, e1) = (expiry_of(s0, l0), expiry_of(s1, l1));
+            assert_eq!((e0 - start) % 1_000, 0, "expiries stay on the period grid");
+            let k = (e1 - e0) / 1_000;
+            expected.record(((s1 - s0) as i64 - (k * 1_000) as i64).abs());
+        }
+        assert_eq!(state.jitter, expected);
+        assert_eq!(thread.jitter.count(), 39);
+        assert!(state.overruns > 0);
+    }
+
+    #[test]
+    fn warmup_samples_are_not_recorded() {
+        let (state, _, wakes) = run_scripted(vec![1_000_000_000 / 4, 7], EndCondition::Samples(5), 3);
+        assert_eq!(state.latency.count, 5);
+        assert!(wakes.len() >= 8);
+    }
+
+    #[test]
+    fn per_second_maxima_are_the_block_maxima() {
+        // 1 µs period, 3.5 s of cycles would be too many; use a long period instead.
+        let mut cfg = config(EndCondition::Cycles(6), 0);
+        cfg.interval_ns = 500_000_000;
+        let probe = TimerProbe::new(cfg).unwrap();
+        let mut thread = probe.threads.into_iter().next().unwrap();
+        let mut clock = ScriptedClock { now: 0, latencies: vec![1, 9, 3, 4, 8, 2], next: 0, wake_times: Vec::new() };
+        let mut state = LoopState::default();
+        let params = LoopParams { interval_ns: 500_000_000, warmup: 0, end: EndCondition::Cycles(6), cpu: 0 };
+        sample_loop(&mut clock, &mut thread, &mut state, &params, &AtomicBool::new(false)).unwrap();
+        assert_eq!(&thread.latency_per_second[..3], &[9, 4, 8]);
+    }
+
+    #[test]
+    fn stop_request_ends_the_loop_as_interrupted() {
+        let probe = TimerProbe::new(config(EndCondition::Cycles(1_000), 0)).unwrap();
+        let mut thread = probe.threads.into_iter().next().unwrap();
+        let mut clock = ScriptedClock { now: 0, latencies: vec![1], next: 0, wake_times: Vec::new() };
+        let mut state = LoopState::default();
+        let params = LoopParams { interval_ns: 1_000, warmup: 0, end: EndCondition::Cycles(1_000), cpu: 0 };
+        let interrupted = sample_loop(&mut clock, &mut thread, &mut state, &params, &AtomicBool::new(true)).unwrap();
+        assert!(interrupted);
+        assert_eq!(state.latency.count, 0);
+    }
+
+    #[test]
+    fn invalid_configurations_are_rejected() {
+        let mut c = config(EndCondition::Cycles(10), 0);
+        c.interval_ns = 0;
+        assert!(TimerProbe::new(c).is_err());
+        let mut c = config(EndCondition::Samples(0), 0);
+        assert!(TimerProbe::new(c.clone()).is_err());
+        c.end = EndCondition::Samples(1);
+        c.cpus.clear();
+        assert!(TimerProbe::new(c).is_err());
+    }
+
+    #[test]
+    fn simulated_probe_runs_end_to_end() {
+        let probe = Box::new(TimerProbe::new(config(EndCondition::Cycles(50_000), 0)).unwrap());
+        let output = probe.run(Arc::new(AtomicBool::new(false))).unwrap();
+        let t = &output.threads[0];
+        assert_eq!(t.metrics[0].moments.count + t.overruns, 50_000);
+        assert!(t.overruns > 0, "the simulation produces overruns");
+        assert_eq!(t.metrics[1].moments.count, t.metrics[0].moments.count - 1);
+        assert_eq!(t.metrics[0].histogram.count(), t.metrics[0].moments.count);
+    }
+}

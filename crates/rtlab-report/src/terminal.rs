@@ -51,10 +51,10 @@ fn thousands(n: u64) -> String {
 
 fn policy_name(run: &RunResult) -> String {
     let p = &run.realtime;
-    match p.policy {
-        rtlab_sys::sched::Policy::Fifo => format!("SCHED_FIFO {}", p.priority),
-        rtlab_sys::sched::Policy::Rr => format!("SCHED_RR {}", p.priority),
-        rtlab_sys::sched::Policy::Other => "SCHED_OTHER".into(),
+    if p.policy.is_realtime() {
+        format!("{} {}", p.policy.kernel_name(), p.priority)
+    } else {
+        p.policy.kernel_name().to_string()
     }
 }
 

@@ -16,6 +16,15 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// The kernel's name: "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER".
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Other => "SCHED_OTHER",
+        }
+    }
+
     pub fn is_realtime(self) -> bool {
         !matches!(self, Policy::Other)
     }

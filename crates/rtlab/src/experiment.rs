@@ -93,9 +93,9 @@ impl RunPlan {
         };
         if !range.contains(&args.priority) {
             return Err(usage(format!(
-                "--priority {} is out of range for {:?}: use {}..={}",
+                "--priority {} is out of range for {}: use {}..={}",
                 args.priority,
-                policy,
+                policy.kernel_name(),
                 range.start(),
                 range.end()
             )));

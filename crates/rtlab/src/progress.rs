@@ -49,7 +49,7 @@ impl Progress {
             let target = if to_stderr { ProgressDrawTarget::stderr_with_hz(4) } else { ProgressDrawTarget::stdout_with_hz(4) };
             let bar = ProgressBar::with_draw_target(Some(expected.as_millis() as u64), target);
             bar.set_style(
-                ProgressStyle::with_template("{prefix} [{bar:32}] {percent:>3}%  remaining {eta}\n{msg}")
+                ProgressStyle::with_template("{prefix} [{bar:32}] {percent:>3}%\n{msg}")
                     .expect("static template")
                     .progress_chars("=> "),
             );
@@ -65,7 +65,13 @@ impl Progress {
             Display::Hidden => {}
             Display::Bar(bar) => {
                 let lines: Vec<String> = self.live.iter().map(|l| cpu_line(&l.snapshot())).collect();
-                bar.set_prefix(format!("{:>6.1} s of {:.0} s", elapsed.as_secs_f64(), self.expected.as_secs_f64()));
+                let remaining = self.expected.saturating_sub(elapsed).as_secs_f64();
+                bar.set_prefix(format!(
+                    "{:>6.1} s of {:.0} s, {:.0} s remaining",
+                    elapsed.as_secs_f64(),
+                    self.expected.as_secs_f64(),
+                    remaining.ceil()
+                ));
                 bar.set_position((elapsed.as_millis() as u64).min(self.expected.as_millis() as u64));
                 bar.set_message(lines.join("\n"));
             }

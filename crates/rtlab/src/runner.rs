@@ -74,8 +74,8 @@ pub fn run(
         if policy.is_realtime() {
             if let Err(e) = try_realtime(policy, plan.priority) {
                 notes.push(format!(
-                    "no permission for {:?} priority {} ({e}); measured as SCHED_OTHER with 1 ns timer slack. Run as root or grant CAP_SYS_NICE (or raise RLIMIT_RTPRIO) for real-time results.",
-                    policy, plan.priority
+                    "no permission for {} priority {} ({e}); measured as SCHED_OTHER with 1 ns timer slack. Run as root or grant CAP_SYS_NICE (or raise RLIMIT_RTPRIO) for real-time results.",
+                    policy.kernel_name(), plan.priority
                 ));
                 policy = Policy::Other;
             }
