@@ -112,9 +112,7 @@ impl LatencyHistogram {
     /// Bucket-wise (value, count) pairs of every non-empty bucket, value being the bucket's
     /// highest equivalent value in ns.
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter_recorded()
-            .map(|v| (self.counts.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
+        self.counts.iter_recorded().map(|v| (self.counts.highest_equivalent(v.value_iterated_to()), v.count_at_value()))
     }
 
     pub fn encode(&self) -> Result<HistogramEncoding, AnalysisError> {

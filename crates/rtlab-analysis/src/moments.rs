@@ -65,9 +65,8 @@ impl Moments {
         let n = self.count as i128;
         // n * sum(x^2) - (sum x)^2 is exact in i128 for realistic runs; fall back to f64
         // arithmetic if it would overflow.
-        let exact = (self.sum_of_squares as i128)
-            .checked_mul(n)
-            .and_then(|a| self.sum.checked_mul(self.sum).map(|b| a - b));
+        let exact =
+            (self.sum_of_squares as i128).checked_mul(n).and_then(|a| self.sum.checked_mul(self.sum).map(|b| a - b));
         let variance = match exact {
             Some(numerator) => numerator.max(0) as f64 / (n as f64 * n as f64),
             None => {

@@ -2,14 +2,8 @@ use crate::{LatencyHistogram, Moments};
 use serde::{Deserialize, Serialize};
 
 /// The percentiles every summary carries: (name used in output, quantile).
-pub const SUMMARY_PERCENTILES: [(&str, f64); 6] = [
-    ("p50", 0.50),
-    ("p90", 0.90),
-    ("p99", 0.99),
-    ("p99.9", 0.999),
-    ("p99.99", 0.9999),
-    ("p99.999", 0.99999),
-];
+pub const SUMMARY_PERCENTILES: [(&str, f64); 6] =
+    [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("p99.999", 0.99999)];
 
 /// Summary statistics of one metric, in ns. Min, max, mean and stddev are exact (from
 /// [`Moments`]); percentiles come from the histogram and are within its precision (0.1 %).

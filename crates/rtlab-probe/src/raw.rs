@@ -120,12 +120,10 @@ impl RawWriter {
     pub fn spawn(drains: Vec<RawChannelDrain>, poll: Duration) -> Result<Self, ProbeError> {
         let mut outputs = Vec::with_capacity(drains.len());
         for RawChannelDrain(drain) in drains {
-            let file = File::create(&drain.path)
-                .map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
+            let file =
+                File::create(&drain.path).map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
             let mut writer = BufWriter::with_capacity(1 << 20, file);
-            writer
-                .write_all(&header())
-                .map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
+            writer.write_all(&header()).map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
             outputs.push((drain, writer, 0u64));
         }
         let handle = std::thread::Builder::new()
@@ -211,7 +209,7 @@ impl RawReader {
         if version != FORMAT_VERSION || record != RECORD_SIZE {
             return Err(bad(format!("unsupported format version {version} / record size {record}")));
         }
-        if (length - HEADER_SIZE as u64) % RECORD_SIZE as u64 != 0 {
+        if !(length - HEADER_SIZE as u64).is_multiple_of(RECORD_SIZE as u64) {
             return Err(bad(format!(
                 "truncated: {} bytes after the header is not a whole number of {RECORD_SIZE}-byte records",
                 length - HEADER_SIZE as u64

@@ -39,7 +39,9 @@ pub enum EndCondition {
 pub enum ClockKind {
     Monotonic,
     /// Deterministic virtual time (tests, snapshots); no thread set-up is done.
-    Simulated { seed: u64 },
+    Simulated {
+        seed: u64,
+    },
 }
 
 /// How each sampling thread prepares itself before the first sample.
@@ -156,11 +158,8 @@ impl Probe for TimerProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let TimerProbe { config, threads, raw_drains } = *self;
-        let writer = if raw_drains.is_empty() {
-            None
-        } else {
-            Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?)
-        };
+        let writer =
+            if raw_drains.is_empty() { None } else { Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?) };
         let mut handles = Vec::with_capacity(threads.len());
         for thread in threads {
             let cpu = thread.cpu;
@@ -206,7 +205,8 @@ impl Probe for TimerProbe {
 fn run_thread(mut thread: PreparedThread, config: &TimerConfig, stop: &AtomicBool) -> Result<ThreadOutput, ProbeError> {
     let cpu = thread.cpu;
     let mut state = LoopState::default();
-    let params = LoopParams { interval_ns: config.interval_ns, warmup: config.warmup, end: config.end, cpu: cpu as u32 };
+    let params =
+        LoopParams { interval_ns: config.interval_ns, warmup: config.warmup, end: config.end, cpu: cpu as u32 };
     let interrupted = match config.clock {
         ClockKind::Monotonic => {
             let setup = config.setup;

@@ -113,7 +113,8 @@ fn row_of(m: &Measurement) -> MetricRow {
 fn combined_row(measurements: &[&Measurement]) -> Result<MetricRow, ReportError> {
     let mut histogram: Option<LatencyHistogram> = None;
     let mut moments = Moments::new();
-    let mut row = MetricRow { cpu: None, count: 0, cycles: 0, overruns: 0, lost: 0, sample_rate_hz: 0.0, summary: None };
+    let mut row =
+        MetricRow { cpu: None, count: 0, cycles: 0, overruns: 0, lost: 0, sample_rate_hz: 0.0, summary: None };
     for m in measurements {
         let h = LatencyHistogram::decode(&m.histogram)?;
         match histogram.as_mut() {

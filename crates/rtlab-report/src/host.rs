@@ -50,7 +50,14 @@ pub fn format_host(info: &SystemInfo, distortions: &[Distortion]) -> String {
                 info.smt_sibling_groups.iter().map(|g| format!("[{}]", cpu_list(g))).collect::<Vec<_>>().join(" ")
             },
         ),
-        ("governors", if governors.is_empty() { "no cpufreq".into() } else { governors.join(" ") }),
+        (
+            "governors",
+            if info.frequency_governors.iter().all(|g| g.governor.is_none()) {
+                "no cpufreq (frequency not controlled by this kernel)".into()
+            } else {
+                governors.join(" ")
+            },
+        ),
         ("clocksource", info.clocksource.clone().unwrap_or_else(|| "unknown".into())),
         (
             "virtualization",

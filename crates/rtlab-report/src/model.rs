@@ -122,8 +122,7 @@ impl RunResult {
         let shown = file.display().to_string();
         let invalid = |reason: String| ReportError::Invalid { path: shown.clone(), reason };
         let text = std::fs::read_to_string(&file).map_err(|source| ReportError::Io { path: shown.clone(), source })?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON ({e})")))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON ({e})")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(SCHEMA) => {}
             Some(other) => return Err(invalid(format!("schema {other:?} is not {SCHEMA:?}"))),
@@ -138,8 +137,7 @@ impl RunResult {
     pub fn check(&self) -> Result<(), String> {
         for m in &self.measurements {
             let what = format!("measurement {} on CPU {}", m.metric, m.cpu);
-            let histogram =
-                LatencyHistogram::decode(&m.histogram).map_err(|e| format!("{what}: {e}"))?;
+            let histogram = LatencyHistogram::decode(&m.histogram).map_err(|e| format!("{what}: {e}"))?;
             if histogram.count() != m.count || m.moments.count != m.count {
                 return Err(format!(
                     "{what}: count {} disagrees with its histogram ({}) or moments ({})",

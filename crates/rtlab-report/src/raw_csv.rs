@@ -26,8 +26,17 @@ pub fn export_raw_csv(run: &RunResult, dir: &Path, out: &mut dyn Write) -> Resul
         let mut reader = RawReader::open(&file)?;
         let mut in_file = 0u64;
         while let Some(s) = reader.next_sample()? {
-            writeln!(out, "{},{},{},{},{},{}", m.probe, m.metric, s.cpu, s.expected_ns, s.value_ns, u8::from(s.overran()))
-                .map_err(io)?;
+            writeln!(
+                out,
+                "{},{},{},{},{},{}",
+                m.probe,
+                m.metric,
+                s.cpu,
+                s.expected_ns,
+                s.value_ns,
+                u8::from(s.overran())
+            )
+            .map_err(io)?;
             in_file += 1;
         }
         if let Some(expected) = m.raw_samples {

@@ -41,7 +41,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -58,9 +58,8 @@ fn policy_name(run: &RunResult) -> String {
     }
 }
 
-const COLUMNS: [&str; 13] = [
-    "count", "overruns", "lost", "min", "mean", "stddev", "p50", "p99", "p99.9", "p99.99", "p99.999", "max", "",
-];
+const COLUMNS: [&str; 13] =
+    ["count", "overruns", "lost", "min", "mean", "stddev", "p50", "p99", "p99.9", "p99.99", "p99.999", "max", ""];
 
 fn table_row(out: &mut String, row: &MetricRow) {
     let cpu = row.cpu.map(|c| c.to_string()).unwrap_or_else(|| "all".into());
@@ -140,7 +139,11 @@ impl Exporter for TerminalSummary {
         }
         let lost: u64 = digest.metrics.first().map(|m| m.overall().lost).unwrap_or(0);
         if lost > 0 {
-            let _ = writeln!(out, "\n!! {} raw samples were lost (the writer fell behind); histograms are complete.", thousands(lost));
+            let _ = writeln!(
+                out,
+                "\n!! {} raw samples were lost (the writer fell behind); histograms are complete.",
+                thousands(lost)
+            );
         }
         if !run.warnings.is_empty() {
             out.push_str("\nThis host may distort the results:\n");

@@ -47,16 +47,11 @@ impl ActivitySnapshot {
     pub fn take() -> crate::Result<Self> {
         let interrupts_text = std::fs::read_to_string("/proc/interrupts")
             .map_err(|e| crate::SysError::from_io("read /proc/interrupts", e))?;
-        let stat_text = std::fs::read_to_string("/proc/stat")
-            .map_err(|e| crate::SysError::from_io("read /proc/stat", e))?;
+        let stat_text =
+            std::fs::read_to_string("/proc/stat").map_err(|e| crate::SysError::from_io("read /proc/stat", e))?;
         let interrupts = parse_interrupts(&interrupts_text)?;
         let (context_switches, cpu_times) = parse_proc_stat(&stat_text)?;
-        Ok(Self {
-            taken_ns: crate::clock::monotonic_ns(),
-            interrupts,
-            context_switches,
-            cpu_times,
-        })
+        Ok(Self { taken_ns: crate::clock::monotonic_ns(), interrupts, context_switches, cpu_times })
     }
 }
 
@@ -66,17 +61,10 @@ impl ActivitySnapshot {
 /// description"; lines such as ERR and MIS carry a single count and no description.
 pub fn parse_interrupts(text: &str) -> crate::Result<Vec<(String, String, u64)>> {
     let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
-    let header = lines
-        .next()
-        .ok_or_else(|| crate::SysError::Invalid("/proc/interrupts is empty".into()))?;
-    let ncpu = header
-        .split_whitespace()
-        .filter(|t| t.starts_with("CPU"))
-        .count();
+    let header = lines.next().ok_or_else(|| crate::SysError::Invalid("/proc/interrupts is empty".into()))?;
+    let ncpu = header.split_whitespace().filter(|t| t.starts_with("CPU")).count();
     if ncpu == 0 {
-        return Err(crate::SysError::Invalid(format!(
-            "/proc/interrupts header has no CPU columns: {header:?}"
-        )));
+        return Err(crate::SysError::Invalid(format!("/proc/interrupts header has no CPU columns: {header:?}")));
     }
     let mut out = Vec::new();
     for line in lines {
@@ -124,33 +112,18 @@ pub fn parse_proc_stat(text: &str) -> crate::Result<(u64, Vec<CpuTimes>)> {
             ctxt = fields.next().and_then(|v| v.parse::<u64>().ok());
             continue;
         }
-        let Some(cpu) = key
-            .strip_prefix("cpu")
-            .and_then(|n| n.parse::<usize>().ok())
-        else {
+        let Some(cpu) = key.strip_prefix("cpu").and_then(|n| n.parse::<usize>().ok()) else {
             continue;
         };
         let mut values = [0u64; 8];
         for (slot, field) in values.iter_mut().zip(fields) {
-            *slot = field.parse().map_err(|_| {
-                crate::SysError::Invalid(format!("/proc/stat: bad field in {line:?}"))
-            })?;
+            *slot =
+                field.parse().map_err(|_| crate::SysError::Invalid(format!("/proc/stat: bad field in {line:?}")))?;
         }
         let [user, nice, system, idle, iowait, irq, softirq, steal] = values;
-        cpus.push(CpuTimes {
-            cpu,
-            user,
-            nice,
-            system,
-            idle,
-            iowait,
-            irq,
-            softirq,
-            steal,
-        });
+        cpus.push(CpuTimes { cpu, user, nice, system, idle, iowait, irq, softirq, steal });
     }
-    let ctxt =
-        ctxt.ok_or_else(|| crate::SysError::Invalid("/proc/stat has no ctxt line".into()))?;
+    let ctxt = ctxt.ok_or_else(|| crate::SysError::Invalid("/proc/stat has no ctxt line".into()))?;
     Ok((ctxt, cpus))
 }
 
@@ -199,17 +172,9 @@ pub fn activity_between(earlier: &ActivitySnapshot, later: &ActivitySnapshot) ->
         .interrupts
         .iter()
         .filter_map(|(id, name, count)| {
-            let before = earlier
-                .interrupts
-                .iter()
-                .find(|(eid, _, _)| eid == id)
-                .map_or(0, |(_, _, c)| *c);
+            let before = earlier.interrupts.iter().find(|(eid, _, _)| eid == id).map_or(0, |(_, _, c)| *c);
             let delta = count.saturating_sub(before);
-            (delta > 0).then(|| IrqRate {
-                irq: id.clone(),
-                name: name.clone(),
-                per_s: rate(delta),
-            })
+            (delta > 0).then(|| IrqRate { irq: id.clone(), name: name.clone(), per_s: rate(delta) })
         })
         .collect();
     // Stable sort: equal rates keep /proc/interrupts order.
@@ -222,36 +187,21 @@ pub fn activity_between(earlier: &ActivitySnapshot, later: &ActivitySnapshot) ->
             let e = earlier.cpu_times.iter().find(|e| e.cpu == l.cpu)?;
             let total = l.total().saturating_sub(e.total());
             if total == 0 {
-                return Some(CpuActivity {
-                    cpu: l.cpu,
-                    busy: 0.0,
-                    steal: 0.0,
-                });
+                return Some(CpuActivity { cpu: l.cpu, busy: 0.0, steal: 0.0 });
             }
             let idle = l.idle.saturating_sub(e.idle);
             let iowait = l.iowait.saturating_sub(e.iowait);
             let steal = l.steal.saturating_sub(e.steal);
-            let busy = total
-                .saturating_sub(idle)
-                .saturating_sub(iowait)
-                .saturating_sub(steal);
+            let busy = total.saturating_sub(idle).saturating_sub(iowait).saturating_sub(steal);
             let frac = |x: u64| (x as f64 / total as f64).clamp(0.0, 1.0);
-            Some(CpuActivity {
-                cpu: l.cpu,
-                busy: frac(busy),
-                steal: frac(steal),
-            })
+            Some(CpuActivity { cpu: l.cpu, busy: frac(busy), steal: frac(steal) })
         })
         .collect();
 
     Activity {
         window_s,
         interrupts_per_s,
-        context_switches_per_s: rate(
-            later
-                .context_switches
-                .saturating_sub(earlier.context_switches),
-        ),
+        context_switches_per_s: rate(later.context_switches.saturating_sub(earlier.context_switches)),
         cpus,
     }
 }
@@ -285,11 +235,7 @@ processes 3008
             lines,
             vec![
                 ("24".into(), "IO-APIC 5-edge ACPI:Ged".into(), 1),
-                (
-                    "36".into(),
-                    "PCI-MSIX-0000:00:02.0 1-edge virtio1-req.0".into(),
-                    32780
-                ),
+                ("36".into(), "PCI-MSIX-0000:00:02.0 1-edge virtio1-req.0".into(), 32780),
                 ("NMI".into(), "Non-maskable interrupts".into(), 0),
                 ("LOC".into(), "Local timer interrupts".into(), 15611),
                 ("ERR".into(), String::new(), 0),
@@ -336,14 +282,7 @@ processes 3008
     }
 
     fn cpu(cpu: usize, user: u64, idle: u64, iowait: u64, steal: u64) -> CpuTimes {
-        CpuTimes {
-            cpu,
-            user,
-            idle,
-            iowait,
-            steal,
-            ..Default::default()
-        }
+        CpuTimes { cpu, user, idle, iowait, steal, ..Default::default() }
     }
 
     #[test]
@@ -397,10 +336,7 @@ processes 3008
         let a = activity_between(&s, &back);
         assert_eq!(a.window_s, 0.0);
         assert_eq!(a.context_switches_per_s, 0.0);
-        assert!(a
-            .cpus
-            .iter()
-            .all(|c| c.busy.is_finite() && c.steal.is_finite()));
+        assert!(a.cpus.iter().all(|c| c.busy.is_finite() && c.steal.is_finite()));
     }
 
     #[test]
@@ -412,9 +348,6 @@ processes 3008
         assert!(b.taken_ns >= a.taken_ns);
         let act = activity_between(&a, &b);
         assert!(act.window_s >= 0.0);
-        assert!(act
-            .cpus
-            .iter()
-            .all(|c| (0.0..=1.0).contains(&c.busy) && (0.0..=1.0).contains(&c.steal)));
+        assert!(act.cpus.iter().all(|c| (0.0..=1.0).contains(&c.busy) && (0.0..=1.0).contains(&c.steal)));
     }
 }

@@ -24,10 +24,7 @@ fn ns_to_timespec(ns: u64) -> libc::timespec {
 /// CLOCK_MONOTONIC now, in ns. One `clock_gettime` (vDSO) call, no allocation.
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // CLOCK_MONOTONIC always exists on Linux, so the call cannot fail.
     // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
     unsafe {
@@ -43,10 +40,7 @@ fn nanosleep_outcome(rc: libc::c_int, op: &'static str) -> crate::Result<SleepOu
     match rc {
         0 => Ok(SleepOutcome::Expired),
         libc::EINTR => Ok(SleepOutcome::Interrupted),
-        e => Err(crate::SysError::from_io(
-            op,
-            std::io::Error::from_raw_os_error(e),
-        )),
+        e => Err(crate::SysError::from_io(op, std::io::Error::from_raw_os_error(e))),
     }
 }
 
@@ -56,14 +50,7 @@ fn nanosleep_outcome(rc: libc::c_int, op: &'static str) -> crate::Result<SleepOu
 pub fn sleep_until_monotonic_ns(deadline_ns: u64) -> crate::Result<SleepOutcome> {
     let ts = ns_to_timespec(deadline_ns);
     // SAFETY: `ts` is valid for the call; a null remainder is allowed (unused with TIMER_ABSTIME).
-    let rc = unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
+    let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
     nanosleep_outcome(rc, "clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)")
 }
 
@@ -79,10 +66,7 @@ pub fn sleep_relative_ns(duration_ns: u64) -> crate::Result<SleepOutcome> {
 
 /// Resolution of CLOCK_MONOTONIC reported by `clock_getres`, in ns.
 pub fn monotonic_resolution_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
     unsafe {
         libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts);
@@ -115,10 +99,7 @@ mod tests {
     #[test]
     fn sleep_until_past_deadline_returns_at_once() {
         let deadline = monotonic_ns().saturating_sub(1_000_000);
-        assert_eq!(
-            sleep_until_monotonic_ns(deadline).unwrap(),
-            SleepOutcome::Expired
-        );
+        assert_eq!(sleep_until_monotonic_ns(deadline).unwrap(), SleepOutcome::Expired);
     }
 
     #[test]
@@ -146,13 +127,8 @@ mod tests {
     #[test]
     fn nanosleep_error_codes() {
         assert_eq!(nanosleep_outcome(0, "x").unwrap(), SleepOutcome::Expired);
-        assert_eq!(
-            nanosleep_outcome(libc::EINTR, "x").unwrap(),
-            SleepOutcome::Interrupted
-        );
+        assert_eq!(nanosleep_outcome(libc::EINTR, "x").unwrap(), SleepOutcome::Interrupted);
         assert!(nanosleep_outcome(libc::EINVAL, "x").is_err());
-        assert!(nanosleep_outcome(libc::EPERM, "x")
-            .unwrap_err()
-            .is_permission_denied());
+        assert!(nanosleep_outcome(libc::EPERM, "x").unwrap_err().is_permission_denied());
     }
 }

@@ -110,10 +110,7 @@ mod tests {
     fn lock_all_then_unlock() {
         match MemoryLockGuard::lock_all() {
             Ok(guard) => drop(guard),
-            Err(e) => assert!(
-                e.is_permission_denied() || matches!(e, crate::SysError::Os { .. }),
-                "{e}"
-            ),
+            Err(e) => assert!(e.is_permission_denied() || matches!(e, crate::SysError::Os { .. }), "{e}"),
         }
     }
 }

@@ -16,9 +16,7 @@ pub struct DmaLatencyGuard {
 impl DmaLatencyGuard {
     pub fn hold(target_us: i32) -> crate::Result<Self> {
         if target_us < 0 {
-            return Err(crate::SysError::Invalid(format!(
-                "cpu_dma_latency target must be >= 0 µs, got {target_us}"
-            )));
+            return Err(crate::SysError::Invalid(format!("cpu_dma_latency target must be >= 0 µs, got {target_us}")));
         }
         let mut file = File::options()
             .write(true)
@@ -38,10 +36,7 @@ mod tests {
 
     #[test]
     fn negative_target_is_invalid() {
-        assert!(matches!(
-            DmaLatencyGuard::hold(-1),
-            Err(crate::SysError::Invalid(_))
-        ));
+        assert!(matches!(DmaLatencyGuard::hold(-1), Err(crate::SysError::Invalid(_))));
     }
 
     #[test]

@@ -44,10 +44,7 @@ pub fn has_cap(caps: u64, cap: u32) -> bool {
 /// Taking a closure keeps this independent of the resource-id type, which differs between
 /// glibc and musl.
 fn soft_rlimit(call: impl FnOnce(&mut libc::rlimit) -> libc::c_int) -> Option<libc::rlim_t> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     if call(&mut lim) != 0 {
         return None;
     }

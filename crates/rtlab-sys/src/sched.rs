@@ -45,12 +45,7 @@ pub fn priority_range(policy: Policy) -> RangeInclusive<i32> {
     }
     let raw = policy.to_raw();
     // SAFETY: both calls take a policy number only and return an int (or -1 on EINVAL).
-    let (min, max) = unsafe {
-        (
-            libc::sched_get_priority_min(raw),
-            libc::sched_get_priority_max(raw),
-        )
-    };
+    let (min, max) = unsafe { (libc::sched_get_priority_min(raw), libc::sched_get_priority_max(raw)) };
     if min < 0 || max < 0 {
         // Cannot happen for FIFO/RR on Linux; fall back to the documented Linux range.
         return 1..=99;
@@ -68,9 +63,7 @@ pub struct SchedulingGuard {
 
 /// `sched_setscheduler(0, policy, priority)` on the calling thread.
 fn set_scheduler(policy: libc::c_int, priority: libc::c_int) -> crate::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
+    let param = libc::sched_param { sched_priority: priority };
     // SAFETY: `param` is a valid sched_param for the call; pid 0 is the calling thread.
     let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
     if rc != 0 {
@@ -103,10 +96,7 @@ impl SchedulingGuard {
             return Err(crate::SysError::last_os("sched_getparam"));
         }
         set_scheduler(policy.to_raw(), priority)?;
-        Ok(Self {
-            previous_policy,
-            previous_priority: param.sched_priority,
-        })
+        Ok(Self { previous_policy, previous_priority: param.sched_priority })
     }
 }
 
@@ -215,10 +205,7 @@ const MAX_CPU_IN_LIST: usize = 1 << 16;
 pub fn parse_cpu_list(text: &str) -> crate::Result<Vec<usize>> {
     let invalid = |why: &str| crate::SysError::Invalid(format!("invalid CPU list {text:?}: {why}"));
     let parse_cpu = |s: &str| -> crate::Result<usize> {
-        let cpu: usize = s
-            .trim()
-            .parse()
-            .map_err(|_| invalid(&format!("{:?} is not a CPU number", s.trim())))?;
+        let cpu: usize = s.trim().parse().map_err(|_| invalid(&format!("{:?} is not a CPU number", s.trim())))?;
         if cpu > MAX_CPU_IN_LIST {
             return Err(invalid(&format!("CPU {cpu} is too large")));
         }
@@ -261,10 +248,7 @@ mod tests {
 
     #[test]
     fn parses_cpu_lists() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11").unwrap(),
-            vec![0, 1, 2, 3, 8, 10, 11]
-        );
+        assert_eq!(parse_cpu_list("0-3,8,10-11").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
         assert_eq!(parse_cpu_list("0-1\n").unwrap(), vec![0, 1]);
         assert_eq!(parse_cpu_list(" 2 , 0 - 1 \n").unwrap(), vec![0, 1, 2]);
         assert_eq!(parse_cpu_list("5").unwrap(), vec![5]);
@@ -275,21 +259,8 @@ mod tests {
 
     #[test]
     fn rejects_malformed_cpu_lists() {
-        for bad in [
-            "a",
-            "1-",
-            "-1",
-            "3-1",
-            "1,,2",
-            "1,",
-            "(null)",
-            "0-99999999",
-            "1:2",
-        ] {
-            assert!(
-                matches!(parse_cpu_list(bad), Err(crate::SysError::Invalid(_))),
-                "{bad:?} accepted"
-            );
+        for bad in ["a", "1-", "-1", "3-1", "1,,2", "1,", "(null)", "0-99999999", "1:2"] {
+            assert!(matches!(parse_cpu_list(bad), Err(crate::SysError::Invalid(_))), "{bad:?} accepted");
         }
     }
 
@@ -327,10 +298,7 @@ mod tests {
 
     #[test]
     fn pin_to_impossible_cpu_is_invalid() {
-        assert!(matches!(
-            AffinityGuard::pin_current_thread(100_000),
-            Err(crate::SysError::Invalid(_))
-        ));
+        assert!(matches!(AffinityGuard::pin_current_thread(100_000), Err(crate::SysError::Invalid(_))));
         // A CPU that is (almost certainly) offline on any test machine.
         let err = AffinityGuard::pin_current_thread(libc::CPU_SETSIZE as usize - 1).unwrap_err();
         assert!(!err.is_permission_denied());
@@ -364,13 +332,7 @@ mod tests {
 
     #[test]
     fn invalid_priority_is_rejected() {
-        assert!(matches!(
-            SchedulingGuard::set_current_thread(Policy::Fifo, 0),
-            Err(crate::SysError::Invalid(_))
-        ));
-        assert!(matches!(
-            SchedulingGuard::set_current_thread(Policy::Other, 5),
-            Err(crate::SysError::Invalid(_))
-        ));
+        assert!(matches!(SchedulingGuard::set_current_thread(Policy::Fifo, 0), Err(crate::SysError::Invalid(_))));
+        assert!(matches!(SchedulingGuard::set_current_thread(Policy::Other, 5), Err(crate::SysError::Invalid(_))));
     }
 }

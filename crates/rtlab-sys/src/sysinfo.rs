@@ -105,21 +105,15 @@ pub fn collect() -> SystemInfo {
         .iter()
         .map(|&cpu| CpuGovernor {
             cpu,
-            governor: read_trimmed(&format!(
-                "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
-            ))
-            .filter(|g| !g.is_empty()),
+            governor: read_trimmed(&format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"))
+                .filter(|g| !g.is_empty()),
         })
         .collect();
 
     let hypervisor_flag = cpuinfo_has_hypervisor_flag(&cpuinfo);
     let virtualization = classify_virtualization(&VirtualizationSources {
         cpuinfo_hypervisor_flag: hypervisor_flag,
-        cpuid_hypervisor_vendor: if hypervisor_flag {
-            cpuid_hypervisor_vendor()
-        } else {
-            None
-        },
+        cpuid_hypervisor_vendor: if hypervisor_flag { cpuid_hypervisor_vendor() } else { None },
         sys_hypervisor_type: read_trimmed("/sys/hypervisor/type"),
         dmi_sys_vendor: read_trimmed("/sys/class/dmi/id/sys_vendor"),
         dmi_product_name: read_trimmed("/sys/class/dmi/id/product_name"),
@@ -135,20 +129,14 @@ pub fn collect() -> SystemInfo {
         preemption_dynamic_mode: preemption.dynamic_mode,
         preemption_evidence: preemption.evidence,
         kernel_cmdline,
-        isolated_cpus: parse_sys_cpu_list(
-            &read("/sys/devices/system/cpu/isolated").unwrap_or_default(),
-        ),
-        nohz_full_cpus: parse_sys_cpu_list(
-            &read("/sys/devices/system/cpu/nohz_full").unwrap_or_default(),
-        ),
+        isolated_cpus: parse_sys_cpu_list(&read("/sys/devices/system/cpu/isolated").unwrap_or_default()),
+        nohz_full_cpus: parse_sys_cpu_list(&read("/sys/devices/system/cpu/nohz_full").unwrap_or_default()),
         cpu_model: parse_cpu_model(&cpuinfo).unwrap_or_default(),
         online_cpus,
         smt_sibling_groups: smt_groups(&sibling_lists),
         frequency_governors,
-        clocksource: read_trimmed(
-            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-        )
-        .filter(|c| !c.is_empty()),
+        clocksource: read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .filter(|c| !c.is_empty()),
         virtualization,
         rt_throttling: RtThrottling {
             period_us: read("/proc/sys/kernel/sched_rt_period_us").and_then(|t| parse_i64(&t)),
@@ -176,11 +164,7 @@ struct Uts {
 /// `uname(2)`, falling back to /proc/sys/kernel (machine has no /proc file).
 fn uname() -> Uts {
     fn field(chars: &[libc::c_char]) -> String {
-        let bytes: Vec<u8> = chars
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
+        let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
     // SAFETY: utsname is plain arrays of c_char; all-zero is a valid (empty) value.
@@ -195,12 +179,7 @@ fn uname() -> Uts {
         };
     }
     let proc = |name: &str| read_trimmed(&format!("/proc/sys/kernel/{name}")).unwrap_or_default();
-    Uts {
-        hostname: proc("hostname"),
-        release: proc("osrelease"),
-        version: proc("version"),
-        machine: String::new(),
-    }
+    Uts { hostname: proc("hostname"), release: proc("osrelease"), version: proc("version"), machine: String::new() }
 }
 
 /// The kernel build configuration, when available: /boot/config-<release>, else
@@ -222,10 +201,7 @@ fn kernel_config(release: &str) -> Option<(String, String)> {
     if !out.status.success() {
         return None;
     }
-    Some((
-        "/proc/config.gz".to_string(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    ))
+    Some(("/proc/config.gz".to_string(), String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
 /// The hypervisor vendor signature of CPUID leaf 0x40000000 ("KVMKVMKVM", "Microsoft Hv",
@@ -241,9 +217,8 @@ fn cpuid_hypervisor_vendor() -> Option<String> {
     for reg in [r.ebx, r.ecx, r.edx] {
         bytes.extend_from_slice(&reg.to_le_bytes());
     }
-    let text: String = String::from_utf8_lossy(&bytes)
-        .trim_matches(|c: char| c == '\0' || c.is_whitespace())
-        .to_string();
+    let text: String =
+        String::from_utf8_lossy(&bytes).trim_matches(|c: char| c == '\0' || c.is_whitespace()).to_string();
     (!text.is_empty() && text.chars().all(|c| c.is_ascii_graphic() || c == ' ')).then_some(text)
 }
 
@@ -275,18 +250,15 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
             (k.trim() == key && !v.trim().is_empty()).then(|| v.trim().to_string())
         })
     };
-    ["model name", "Hardware", "cpu model", "Processor"]
-        .into_iter()
-        .find_map(value_of)
+    ["model name", "Hardware", "cpu model", "Processor"].into_iter().find_map(value_of)
 }
 
 /// Whether the "flags" line of /proc/cpuinfo has the `hypervisor` flag (set by the CPUID
 /// bit every mainstream hypervisor sets for its guests).
 pub fn cpuinfo_has_hypervisor_flag(cpuinfo: &str) -> bool {
     cpuinfo.lines().any(|line| {
-        line.split_once(':').is_some_and(|(k, v)| {
-            k.trim() == "flags" && v.split_whitespace().any(|f| f == "hypervisor")
-        })
+        line.split_once(':')
+            .is_some_and(|(k, v)| k.trim() == "flags" && v.split_whitespace().any(|f| f == "hypervisor"))
     })
 }
 
@@ -305,10 +277,7 @@ pub fn smt_groups(sibling_lists: &[Vec<usize>]) -> Vec<Vec<usize>> {
 /// The mode marked in /sys/kernel/debug/sched/preempt ("none voluntary (full) lazy" -> "full").
 pub fn parse_debugfs_preempt(text: &str) -> Option<String> {
     text.split_whitespace().find_map(|t| {
-        t.strip_prefix('(')
-            .and_then(|t| t.strip_suffix(')'))
-            .filter(|m| !m.is_empty())
-            .map(str::to_string)
+        t.strip_prefix('(').and_then(|t| t.strip_suffix(')')).filter(|m| !m.is_empty()).map(str::to_string)
     })
 }
 
@@ -326,11 +295,7 @@ pub fn cmdline_param<'a>(cmdline: &'a str, name: &str) -> Option<&'a str> {
 
 /// The preemption model chosen at build time, from a kernel .config text.
 pub fn parse_config_preemption(config: &str) -> Option<PreemptionModel> {
-    let enabled = |opt: &str| {
-        config
-            .lines()
-            .any(|l| l.trim() == format!("CONFIG_{opt}=y"))
-    };
+    let enabled = |opt: &str| config.lines().any(|l| l.trim() == format!("CONFIG_{opt}=y"));
     if enabled("PREEMPT_RT") {
         Some(PreemptionModel::PreemptRt)
     } else if enabled("PREEMPT_DYNAMIC") {
@@ -348,29 +313,18 @@ pub fn parse_config_preemption(config: &str) -> Option<PreemptionModel> {
 
 /// The default PREEMPT_DYNAMIC mode of a kernel .config (the build-time model choice).
 pub fn parse_config_default_dynamic_mode(config: &str) -> Option<String> {
-    let enabled = |opt: &str| {
-        config
-            .lines()
-            .any(|l| l.trim() == format!("CONFIG_{opt}=y"))
-    };
-    [
-        ("PREEMPT_NONE", "none"),
-        ("PREEMPT_VOLUNTARY", "voluntary"),
-        ("PREEMPT_LAZY", "lazy"),
-        ("PREEMPT", "full"),
-    ]
-    .into_iter()
-    .find(|(opt, _)| enabled(opt))
-    .map(|(_, mode)| mode.to_string())
+    let enabled = |opt: &str| config.lines().any(|l| l.trim() == format!("CONFIG_{opt}=y"));
+    [("PREEMPT_NONE", "none"), ("PREEMPT_VOLUNTARY", "voluntary"), ("PREEMPT_LAZY", "lazy"), ("PREEMPT", "full")]
+        .into_iter()
+        .find(|(opt, _)| enabled(opt))
+        .map(|(_, mode)| mode.to_string())
 }
 
 /// The preemption model as read from the flags `uname -v` carries ("#1 SMP PREEMPT_DYNAMIC ...").
 /// None when no flag is present (a none or voluntary kernel: uname cannot tell which).
 pub fn parse_uname_preemption(version: &str) -> Option<PreemptionModel> {
     let tokens: Vec<&str> = version.split_whitespace().collect();
-    if tokens.windows(2).any(|w| w[0] == "PREEMPT" && w[1] == "RT")
-        || tokens.contains(&"PREEMPT_RT")
-    {
+    if tokens.windows(2).any(|w| w[0] == "PREEMPT" && w[1] == "RT") || tokens.contains(&"PREEMPT_RT") {
         Some(PreemptionModel::PreemptRt)
     } else if tokens.contains(&"PREEMPT_DYNAMIC") {
         Some(PreemptionModel::PreemptDynamic)
@@ -410,32 +364,20 @@ pub fn detect_preemption(src: &PreemptionSources) -> Preemption {
     } else if let Some(m) = parse_uname_preemption(&src.uname_version) {
         evidence.push(format!("uname -v: {}", src.uname_version.trim()));
         m
-    } else if let Some((path, m)) = src
-        .kernel_config
-        .as_ref()
-        .and_then(|(path, text)| Some((path, parse_config_preemption(text)?)))
+    } else if let Some((path, m)) =
+        src.kernel_config.as_ref().and_then(|(path, text)| Some((path, parse_config_preemption(text)?)))
     {
-        evidence.push(format!(
-            "uname -v has no PREEMPT flag; {path}: {}",
-            model_config_name(m)
-        ));
+        evidence.push(format!("uname -v has no PREEMPT flag; {path}: {}", model_config_name(m)));
         m
     } else {
         if !src.uname_version.trim().is_empty() {
-            evidence.push(format!(
-                "uname -v has no PREEMPT flag (none or voluntary): {}",
-                src.uname_version.trim()
-            ));
+            evidence.push(format!("uname -v has no PREEMPT flag (none or voluntary): {}", src.uname_version.trim()));
         }
         PreemptionModel::Unknown
     };
 
     let dynamic_mode = if model == PreemptionModel::PreemptDynamic {
-        if let Some(mode) = src
-            .debugfs_preempt
-            .as_deref()
-            .and_then(parse_debugfs_preempt)
-        {
+        if let Some(mode) = src.debugfs_preempt.as_deref().and_then(parse_debugfs_preempt) {
             evidence.push(format!(
                 "/sys/kernel/debug/sched/preempt: {}",
                 src.debugfs_preempt.as_deref().unwrap_or_default().trim()
@@ -444,14 +386,11 @@ pub fn detect_preemption(src: &PreemptionSources) -> Preemption {
         } else if let Some(mode) = cmdline_param(&src.kernel_cmdline, "preempt") {
             evidence.push(format!("kernel cmdline preempt={mode}"));
             Some(mode.to_string())
-        } else if let Some((path, mode)) = src
-            .kernel_config
-            .as_ref()
-            .and_then(|(path, text)| Some((path, parse_config_default_dynamic_mode(text)?)))
+        } else if let Some((path, mode)) =
+            src.kernel_config.as_ref().and_then(|(path, text)| Some((path, parse_config_default_dynamic_mode(text)?)))
         {
-            evidence.push(format!(
-                "{path}: default dynamic mode {mode} (no preempt= on the cmdline; debugfs unreadable)"
-            ));
+            evidence
+                .push(format!("{path}: default dynamic mode {mode} (no preempt= on the cmdline; debugfs unreadable)"));
             Some(mode)
         } else {
             None
@@ -459,11 +398,7 @@ pub fn detect_preemption(src: &PreemptionSources) -> Preemption {
     } else {
         None
     };
-    Preemption {
-        model,
-        dynamic_mode,
-        evidence,
-    }
+    Preemption { model, dynamic_mode, evidence }
 }
 
 fn model_config_name(m: PreemptionModel) -> &'static str {
@@ -554,11 +489,7 @@ pub fn classify_virtualization(src: &VirtualizationSources) -> Virtualization {
     if src.cpuinfo_hypervisor_flag {
         evidence.push("cpuinfo hypervisor flag".to_string());
     }
-    if src
-        .kernel_cmdline
-        .to_ascii_lowercase()
-        .contains("firecracker")
-    {
+    if src.kernel_cmdline.to_ascii_lowercase().contains("firecracker") {
         evidence.push("kernel cmdline mentions firecracker".to_string());
         names.push("Firecracker (KVM)".to_string());
     }
@@ -579,12 +510,7 @@ pub fn classify_virtualization(src: &VirtualizationSources) -> Virtualization {
             names.push(name.to_string());
         }
     }
-    if let Some(t) = src
-        .sys_hypervisor_type
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    {
+    if let Some(t) = src.sys_hypervisor_type.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
         evidence.push(format!("/sys/hypervisor/type={t}"));
         names.push(match t {
             "xen" => "Xen".to_string(),
@@ -592,15 +518,8 @@ pub fn classify_virtualization(src: &VirtualizationSources) -> Virtualization {
         });
     }
     let guest = src.cpuinfo_hypervisor_flag || !names.is_empty();
-    let hypervisor = names
-        .into_iter()
-        .next()
-        .or_else(|| guest.then(|| "unknown hypervisor".to_string()));
-    Virtualization {
-        guest,
-        hypervisor,
-        evidence,
-    }
+    let hypervisor = names.into_iter().next().or_else(|| guest.then(|| "unknown hypervisor".to_string()));
+    Virtualization { guest, hypervisor, evidence }
 }
 
 /// Formats CPUs as a kernel CPU list ("0-3,8"), the inverse of
@@ -618,11 +537,7 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
             i += 1;
             end = sorted[i];
         }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
+        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
         i += 1;
     }
     parts.join(",")
@@ -644,12 +559,7 @@ pub struct Distortion {
 /// item can dominate the results.
 pub fn distortions(info: &SystemInfo, measuring_cpus: &[usize]) -> Vec<Distortion> {
     let mut out = Vec::new();
-    let mut add = |code: &str, message: String| {
-        out.push(Distortion {
-            code: code.to_string(),
-            message,
-        })
-    };
+    let mut add = |code: &str, message: String| out.push(Distortion { code: code.to_string(), message });
     let cpus: Vec<usize> = if measuring_cpus.is_empty() {
         info.online_cpus.clone()
     } else {
@@ -660,11 +570,7 @@ pub fn distortions(info: &SystemInfo, measuring_cpus: &[usize]) -> Vec<Distortio
     };
 
     if info.virtualization.guest {
-        let name = info
-            .virtualization
-            .hypervisor
-            .as_deref()
-            .unwrap_or("unknown hypervisor");
+        let name = info.virtualization.hypervisor.as_deref().unwrap_or("unknown hypervisor");
         add(
             "virtual-machine",
             format!(
@@ -709,11 +615,7 @@ pub fn distortions(info: &SystemInfo, measuring_cpus: &[usize]) -> Vec<Distortio
         );
     }
 
-    let not_isolated: Vec<usize> = cpus
-        .iter()
-        .copied()
-        .filter(|c| !info.isolated_cpus.contains(c))
-        .collect();
+    let not_isolated: Vec<usize> = cpus.iter().copied().filter(|c| !info.isolated_cpus.contains(c)).collect();
     if !not_isolated.is_empty() {
         add(
             "no-isolated-cpus",
@@ -728,12 +630,7 @@ pub fn distortions(info: &SystemInfo, measuring_cpus: &[usize]) -> Vec<Distortio
     let mut busy_siblings: Vec<usize> = Vec::new();
     for group in &info.smt_sibling_groups {
         for &cpu in cpus.iter().filter(|c| group.contains(c)) {
-            busy_siblings.extend(
-                group
-                    .iter()
-                    .copied()
-                    .filter(|&s| s != cpu && !info.isolated_cpus.contains(&s)),
-            );
+            busy_siblings.extend(group.iter().copied().filter(|&s| s != cpu && !info.isolated_cpus.contains(&s)));
         }
     }
     if !busy_siblings.is_empty() {
@@ -796,10 +693,7 @@ fn cpus_phrase(cpus: &[usize], singular: &str, plural: &str) -> String {
 }
 
 fn describe_model(info: &SystemInfo) -> String {
-    match (
-        info.preemption_model,
-        info.preemption_dynamic_mode.as_deref(),
-    ) {
+    match (info.preemption_model, info.preemption_dynamic_mode.as_deref()) {
         (PreemptionModel::PreemptDynamic, Some(mode)) => format!("PREEMPT_DYNAMIC (mode {mode})"),
         (PreemptionModel::PreemptDynamic, None) => "PREEMPT_DYNAMIC (mode unknown)".to_string(),
         (PreemptionModel::Preempt, _) => "PREEMPT (full preemption)".to_string(),
@@ -841,22 +735,10 @@ mod tests {
             cpu_model: "Test CPU".into(),
             online_cpus: vec![0, 1, 2, 3],
             smt_sibling_groups: vec![vec![0, 1], vec![2, 3]],
-            frequency_governors: (0..4)
-                .map(|cpu| CpuGovernor {
-                    cpu,
-                    governor: Some("performance".into()),
-                })
-                .collect(),
+            frequency_governors: (0..4).map(|cpu| CpuGovernor { cpu, governor: Some("performance".into()) }).collect(),
             clocksource: Some("tsc".into()),
-            virtualization: Virtualization {
-                guest: false,
-                hypervisor: None,
-                evidence: vec![],
-            },
-            rt_throttling: RtThrottling {
-                period_us: Some(1_000_000),
-                runtime_us: Some(-1),
-            },
+            virtualization: Virtualization { guest: false, hypervisor: None, evidence: vec![] },
+            rt_throttling: RtThrottling { period_us: Some(1_000_000), runtime_us: Some(-1) },
             privileges: root(),
         }
     }
@@ -938,9 +820,7 @@ mod tests {
     #[test]
     fn unknown_governor_and_clocksource_are_not_reported() {
         let mut info = tuned();
-        info.frequency_governors
-            .iter_mut()
-            .for_each(|g| g.governor = None);
+        info.frequency_governors.iter_mut().for_each(|g| g.governor = None);
         info.clocksource = None;
         assert!(distortions(&info, &[2, 3]).is_empty());
         info.clocksource = Some("arch_sys_counter".into());
@@ -955,17 +835,10 @@ mod tests {
         // Empty measuring set means all online CPUs.
         let all = distortions(&info, &[]);
         let governor = all.iter().find(|d| d.code == "governor").unwrap();
-        assert!(governor
-            .message
-            .starts_with("measuring CPU 0 uses the powersave"));
+        assert!(governor.message.starts_with("measuring CPU 0 uses the powersave"));
         info.frequency_governors[1].governor = Some("powersave".into());
-        let governor = distortions(&info, &[0, 1])
-            .into_iter()
-            .find(|d| d.code == "governor")
-            .unwrap();
-        assert!(governor
-            .message
-            .starts_with("measuring CPUs 0-1 use the powersave"));
+        let governor = distortions(&info, &[0, 1]).into_iter().find(|d| d.code == "governor").unwrap();
+        assert!(governor.message.starts_with("measuring CPUs 0-1 use the powersave"));
     }
 
     #[test]
@@ -974,10 +847,7 @@ mod tests {
         assert_eq!(format_cpu_list(&[5]), "5");
         assert_eq!(format_cpu_list(&[]), "");
         let list = [0, 2, 3, 4, 9];
-        assert_eq!(
-            crate::sched::parse_cpu_list(&format_cpu_list(&list)).unwrap(),
-            list
-        );
+        assert_eq!(crate::sched::parse_cpu_list(&format_cpu_list(&list)).unwrap(), list);
     }
 
     #[test]
@@ -1000,13 +870,9 @@ flags\t\t: fpu vme de tsc msr hypervisor lahf_lm
         assert!(cpuinfo_has_hypervisor_flag(CPUINFO_X86));
         let bare = CPUINFO_X86.replace("hypervisor ", "");
         assert!(!cpuinfo_has_hypervisor_flag(&bare));
-        let arm =
-            "processor\t: 0\nBogoMIPS\t: 108.00\nCPU implementer\t: 0x41\n\nHardware\t: BCM2835\n";
+        let arm = "processor\t: 0\nBogoMIPS\t: 108.00\nCPU implementer\t: 0x41\n\nHardware\t: BCM2835\n";
         assert_eq!(parse_cpu_model(arm).as_deref(), Some("BCM2835"));
-        assert_eq!(
-            parse_cpu_model("cpu model\t\t: MIPS 24Kc V7.4\n").as_deref(),
-            Some("MIPS 24Kc V7.4")
-        );
+        assert_eq!(parse_cpu_model("cpu model\t\t: MIPS 24Kc V7.4\n").as_deref(), Some("MIPS 24Kc V7.4"));
         assert_eq!(parse_cpu_model("processor : 0\n"), None);
     }
 
@@ -1019,19 +885,10 @@ flags\t\t: fpu vme de tsc msr hypervisor lahf_lm
 
     #[test]
     fn parses_debugfs_and_cmdline_preempt() {
-        assert_eq!(
-            parse_debugfs_preempt("none voluntary (full) lazy\n").as_deref(),
-            Some("full")
-        );
-        assert_eq!(
-            parse_debugfs_preempt("(none) voluntary full").as_deref(),
-            Some("none")
-        );
+        assert_eq!(parse_debugfs_preempt("none voluntary (full) lazy\n").as_deref(), Some("full"));
+        assert_eq!(parse_debugfs_preempt("(none) voluntary full").as_deref(), Some("none"));
         assert_eq!(parse_debugfs_preempt("none voluntary full"), None);
-        assert_eq!(
-            cmdline_param("quiet preempt=voluntary ro", "preempt"),
-            Some("voluntary")
-        );
+        assert_eq!(cmdline_param("quiet preempt=voluntary ro", "preempt"), Some("voluntary"));
         assert_eq!(cmdline_param("quiet -- preempt=full", "preempt"), None);
         assert_eq!(cmdline_param("nopreempt=1", "preempt"), None);
     }
@@ -1039,22 +896,10 @@ flags\t\t: fpu vme de tsc msr hypervisor lahf_lm
     #[test]
     fn parses_uname_preemption() {
         use PreemptionModel::{Preempt, PreemptDynamic, PreemptRt};
-        assert_eq!(
-            parse_uname_preemption("#1 SMP PREEMPT_DYNAMIC @0"),
-            Some(PreemptDynamic)
-        );
-        assert_eq!(
-            parse_uname_preemption("#1 SMP PREEMPT_RT Debian 6.1.0-rt (2023-01-01)"),
-            Some(PreemptRt)
-        );
-        assert_eq!(
-            parse_uname_preemption("#1 SMP PREEMPT RT Mon Jan 1"),
-            Some(PreemptRt)
-        );
-        assert_eq!(
-            parse_uname_preemption("#1 SMP PREEMPT Mon Jan 1"),
-            Some(Preempt)
-        );
+        assert_eq!(parse_uname_preemption("#1 SMP PREEMPT_DYNAMIC @0"), Some(PreemptDynamic));
+        assert_eq!(parse_uname_preemption("#1 SMP PREEMPT_RT Debian 6.1.0-rt (2023-01-01)"), Some(PreemptRt));
+        assert_eq!(parse_uname_preemption("#1 SMP PREEMPT RT Mon Jan 1"), Some(PreemptRt));
+        assert_eq!(parse_uname_preemption("#1 SMP PREEMPT Mon Jan 1"), Some(Preempt));
         assert_eq!(parse_uname_preemption("#1 SMP Mon Jan 1"), None);
     }
 
@@ -1070,18 +915,9 @@ CONFIG_PREEMPT_DYNAMIC=y
 
     #[test]
     fn parses_kernel_config() {
-        assert_eq!(
-            parse_config_preemption(CONFIG_DYNAMIC_NONE),
-            Some(PreemptionModel::PreemptDynamic)
-        );
-        assert_eq!(
-            parse_config_default_dynamic_mode(CONFIG_DYNAMIC_NONE).as_deref(),
-            Some("none")
-        );
-        assert_eq!(
-            parse_config_preemption("CONFIG_PREEMPT_VOLUNTARY=y\n"),
-            Some(PreemptionModel::Voluntary)
-        );
+        assert_eq!(parse_config_preemption(CONFIG_DYNAMIC_NONE), Some(PreemptionModel::PreemptDynamic));
+        assert_eq!(parse_config_default_dynamic_mode(CONFIG_DYNAMIC_NONE).as_deref(), Some("none"));
+        assert_eq!(parse_config_preemption("CONFIG_PREEMPT_VOLUNTARY=y\n"), Some(PreemptionModel::Voluntary));
         assert_eq!(
             parse_config_preemption("CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT=y\n"),
             Some(PreemptionModel::PreemptRt)
@@ -1103,14 +939,9 @@ CONFIG_PREEMPT_DYNAMIC=y
         assert!(p.evidence.iter().any(|e| e.contains("preempt=full")));
 
         // debugfs beats the cmdline (the mode can change at run time).
-        let with_debugfs = PreemptionSources {
-            debugfs_preempt: Some("none (voluntary) full lazy\n".into()),
-            ..dynamic.clone()
-        };
-        assert_eq!(
-            detect_preemption(&with_debugfs).dynamic_mode.as_deref(),
-            Some("voluntary")
-        );
+        let with_debugfs =
+            PreemptionSources { debugfs_preempt: Some("none (voluntary) full lazy\n".into()), ..dynamic.clone() };
+        assert_eq!(detect_preemption(&with_debugfs).dynamic_mode.as_deref(), Some("voluntary"));
 
         // Neither: the build default from the kernel config.
         let with_config = PreemptionSources {
@@ -1118,10 +949,7 @@ CONFIG_PREEMPT_DYNAMIC=y
             kernel_config: Some(("/proc/config.gz".into(), CONFIG_DYNAMIC_NONE.into())),
             ..dynamic.clone()
         };
-        assert_eq!(
-            detect_preemption(&with_config).dynamic_mode.as_deref(),
-            Some("none")
-        );
+        assert_eq!(detect_preemption(&with_config).dynamic_mode.as_deref(), Some("none"));
 
         let rt = PreemptionSources {
             sys_kernel_realtime: Some("1\n".into()),
@@ -1133,22 +961,13 @@ CONFIG_PREEMPT_DYNAMIC=y
         assert_eq!(p.dynamic_mode, None);
         assert_eq!(p.evidence, vec!["/sys/kernel/realtime=1".to_string()]);
 
-        let plain = PreemptionSources {
-            uname_version: "#1 SMP Mon Jan 1".into(),
-            ..Default::default()
-        };
+        let plain = PreemptionSources { uname_version: "#1 SMP Mon Jan 1".into(), ..Default::default() };
         assert_eq!(detect_preemption(&plain).model, PreemptionModel::Unknown);
         let voluntary = PreemptionSources {
-            kernel_config: Some((
-                "/boot/config-x".into(),
-                "CONFIG_PREEMPT_VOLUNTARY=y\n".into(),
-            )),
+            kernel_config: Some(("/boot/config-x".into(), "CONFIG_PREEMPT_VOLUNTARY=y\n".into())),
             ..plain
         };
-        assert_eq!(
-            detect_preemption(&voluntary).model,
-            PreemptionModel::Voluntary
-        );
+        assert_eq!(detect_preemption(&voluntary).model, PreemptionModel::Voluntary);
     }
 
     #[test]
@@ -1162,12 +981,8 @@ CONFIG_PREEMPT_DYNAMIC=y
         assert!(v.guest);
         assert_eq!(v.hypervisor.as_deref(), Some("Firecracker (KVM)"));
         assert!(v.evidence.contains(&"cpuinfo hypervisor flag".to_string()));
-        assert!(v
-            .evidence
-            .contains(&"kernel cmdline mentions firecracker".to_string()));
-        assert!(v
-            .evidence
-            .contains(&"CPUID hypervisor vendor=KVMKVMKVM".to_string()));
+        assert!(v.evidence.contains(&"kernel cmdline mentions firecracker".to_string()));
+        assert!(v.evidence.contains(&"CPUID hypervisor vendor=KVMKVMKVM".to_string()));
     }
 
     #[test]
@@ -1205,10 +1020,8 @@ CONFIG_PREEMPT_DYNAMIC=y
         assert_eq!(xen.hypervisor.as_deref(), Some("Xen"));
         assert_eq!(xen.evidence, vec!["/sys/hypervisor/type=xen".to_string()]);
 
-        let flag_only = classify_virtualization(&VirtualizationSources {
-            cpuinfo_hypervisor_flag: true,
-            ..Default::default()
-        });
+        let flag_only =
+            classify_virtualization(&VirtualizationSources { cpuinfo_hypervisor_flag: true, ..Default::default() });
         assert!(flag_only.guest);
         assert_eq!(flag_only.hypervisor.as_deref(), Some("unknown hypervisor"));
 
@@ -1229,17 +1042,12 @@ CONFIG_PREEMPT_DYNAMIC=y
         assert!(!info.kernel_version.is_empty());
         assert!(!info.preemption_evidence.is_empty());
         assert_eq!(info.frequency_governors.len(), info.online_cpus.len());
-        assert!(info
-            .isolated_cpus
-            .iter()
-            .all(|c| info.online_cpus.contains(c)));
+        assert!(info.isolated_cpus.iter().all(|c| info.online_cpus.contains(c)));
         assert!(info.smt_sibling_groups.iter().all(|g| g.len() >= 2));
         if info.virtualization.guest {
             assert!(info.virtualization.hypervisor.is_some());
         }
         let d = distortions(&info, &info.online_cpus);
-        assert!(d
-            .iter()
-            .all(|d| !d.code.is_empty() && !d.message.is_empty()));
+        assert!(d.iter().all(|d| !d.code.is_empty() && !d.message.is_empty()));
     }
 }

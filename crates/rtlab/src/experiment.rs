@@ -83,7 +83,12 @@ fn check_label(label: &str) -> anyhow::Result<()> {
 
 impl RunPlan {
     /// `online` and `hostname` come from the host (or the simulated host).
-    pub fn from_args(args: &RunArgs, online: &[usize], hostname: &str, now: chrono::DateTime<chrono::Local>) -> anyhow::Result<Self> {
+    pub fn from_args(
+        args: &RunArgs,
+        online: &[usize],
+        hostname: &str,
+        now: chrono::DateTime<chrono::Local>,
+    ) -> anyhow::Result<Self> {
         let interval_ns = parse_interval(&args.interval)?;
         let policy = policy_of(args.policy);
         let range = match policy {
@@ -130,7 +135,11 @@ impl RunPlan {
                     .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
                     .take(64)
                     .collect();
-                if h.is_empty() { "run".into() } else { h }
+                if h.is_empty() {
+                    "run".into()
+                } else {
+                    h
+                }
             }
         };
         let output = args

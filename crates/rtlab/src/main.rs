@@ -92,8 +92,8 @@ fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
         cli::ExportFormat::Csv => match &args.output {
             Some(path) => {
                 let tmp = path.with_extension("csv.partial");
-                let file = std::fs::File::create(&tmp)
-                    .map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
+                let file =
+                    std::fs::File::create(&tmp).map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
                 let mut writer = std::io::BufWriter::new(file);
                 let rows = rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut writer);
                 drop(writer);

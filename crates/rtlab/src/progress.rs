@@ -15,7 +15,10 @@ enum Display {
     Hidden,
     Bar(ProgressBar),
     /// Not a terminal: a plain line every few seconds.
-    Lines { to_stderr: bool, next: Duration },
+    Lines {
+        to_stderr: bool,
+        next: Duration,
+    },
 }
 
 pub struct Progress {
@@ -46,7 +49,8 @@ impl Progress {
         let display = if plan.quiet || simulated {
             Display::Hidden
         } else if terminal {
-            let target = if to_stderr { ProgressDrawTarget::stderr_with_hz(4) } else { ProgressDrawTarget::stdout_with_hz(4) };
+            let target =
+                if to_stderr { ProgressDrawTarget::stderr_with_hz(4) } else { ProgressDrawTarget::stdout_with_hz(4) };
             let bar = ProgressBar::with_draw_target(Some(expected.as_millis() as u64), target);
             bar.set_style(
                 ProgressStyle::with_template("{prefix} [{bar:32}] {percent:>3}%\n{msg}")

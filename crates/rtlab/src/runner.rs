@@ -34,18 +34,14 @@ pub struct Finished {
 /// Whether the calling process may run a thread at `policy`/`priority`: tried on a
 /// short-lived thread so the main thread's own scheduling never changes.
 fn try_realtime(policy: Policy, priority: i32) -> Result<(), String> {
-    std::thread::spawn(move || SchedulingGuard::set_current_thread(policy, priority).map(drop).map_err(|e| e.to_string()))
-        .join()
-        .unwrap_or_else(|_| Err("probe thread panicked".into()))
+    std::thread::spawn(move || {
+        SchedulingGuard::set_current_thread(policy, priority).map(drop).map_err(|e| e.to_string())
+    })
+    .join()
+    .unwrap_or_else(|_| Err("probe thread panicked".into()))
 }
 
 fn prepare_output_dir(dir: &Path, raw: bool) -> anyhow::Result<()> {
-    if dir.join("run.json").exists() {
-        return Err(usage(format!(
-            "--output {}: already holds a run.json; choose another directory",
-            dir.display()
-        )));
-    }
     let samples = dir.join("samples");
     let target = if raw { samples.as_path() } else { dir };
     std::fs::create_dir_all(target)
@@ -60,7 +56,12 @@ pub fn run(
     stop: Arc<AtomicBool>,
 ) -> anyhow::Result<Finished> {
     let simulated = plan.simulate.is_some();
-    prepare_output_dir(&plan.output, plan.raw)?;
+    if plan.output.join("run.json").exists() {
+        return Err(usage(format!(
+            "--output {}: already holds a run.json; choose another directory",
+            plan.output.display()
+        )));
+    }
 
     // Real-time conditions: what was asked, what could be had.
     let mut notes = Vec::new();
@@ -97,7 +98,9 @@ pub fn run(
                     guards._dma_latency = Some(g);
                     dma_latency_held = true;
                 }
-                Err(e) => notes.push(format!("/dev/cpu_dma_latency could not be held at 0 ({e}); deep idle states may add latency.")),
+                Err(e) => notes.push(format!(
+                    "/dev/cpu_dma_latency could not be held at 0 ({e}); deep idle states may add latency."
+                )),
             }
         }
     }
@@ -132,6 +135,7 @@ pub fn run(
     // Everything the sampling threads touch is allocated here, after mlockall.
     let probe: Box<dyn Probe> = Box::new(TimerProbe::new(config).map_err(|e| usage(e.to_string()))?);
     let live = probe.live();
+    prepare_output_dir(&plan.output, plan.raw)?;
 
     let start_time = chrono::Local::now();
     let activity_start = (!simulated).then(ActivitySnapshot::take).transpose().ok().flatten();
@@ -223,9 +227,8 @@ pub fn run(
         verdict: None,
     };
     result.check().map_err(|e| environment(format!("internal inconsistency in the results: {e}")))?;
-    let run_json = result
-        .save(&plan.output)
-        .with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
+    let run_json =
+        result.save(&plan.output).with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
     Ok(Finished { result, run_json })
 }
 
@@ -249,9 +252,7 @@ fn measurements_of(output: &ProbeOutput, interval_ns: u64, dir: &Path) -> anyhow
                 moments: metric.moments,
                 histogram: metric.histogram.encode()?,
                 per_second_max_ns: metric.per_second_max.clone(),
-                raw_file: raw.map(|p| {
-                    p.strip_prefix(dir).unwrap_or(p).to_string_lossy().into_owned()
-                }),
+                raw_file: raw.map(|p| p.strip_prefix(dir).unwrap_or(p).to_string_lossy().into_owned()),
                 raw_samples: raw.map(|_| written),
             });
         }
