@@ -9,14 +9,21 @@ use serde::Serialize;
 
 pub const SUMMARY_SCHEMA: &str = "rtlab.summary/1";
 
-/// The digest of a run with its headline facts; all times in ns.
-pub struct JsonSummary;
+/// The digest of a run with its headline facts; all times in ns. `run_json` is the path of
+/// the saved result, when there is one to point to.
+#[derive(Default)]
+pub struct JsonSummary {
+    pub run_json: Option<String>,
+}
 
 #[derive(Serialize)]
 struct SummaryDocument<'a> {
     schema: &'static str,
     label: &'a str,
+    run_json: Option<&'a str>,
     real_time_results: bool,
+    /// Why the results are not real-time results, or what differed from the request.
+    realtime_notes: &'a [String],
     interrupted: bool,
     simulated: bool,
     duration_s: f64,
@@ -32,7 +39,9 @@ impl Exporter for JsonSummary {
         let doc = SummaryDocument {
             schema: SUMMARY_SCHEMA,
             label: &run.label,
+            run_json: self.run_json.as_deref(),
             real_time_results: run.realtime.real_time_results,
+            realtime_notes: &run.realtime.notes,
             interrupted: run.interrupted,
             simulated: run.simulated,
             duration_s: run.duration_s,

@@ -97,7 +97,8 @@ pub struct Measurement {
     pub thread: String,
     /// Samples recorded.
     pub count: u64,
-    /// Periods due in the measured window (count + overruns when not interrupted).
+    /// Periods due in the measured window so far: always count + overruns. Without an
+    /// interruption it is also duration / interval.
     pub cycles: u64,
     pub overruns: u64,
     pub lost: u64,
@@ -121,7 +122,7 @@ impl RunResult {
         let file = if path.is_dir() { path.join("run.json") } else { path.to_path_buf() };
         let shown = file.display().to_string();
         let invalid = |reason: String| ReportError::Invalid { path: shown.clone(), reason };
-        let text = std::fs::read_to_string(&file).map_err(|source| ReportError::Io { path: shown.clone(), source })?;
+        let text = std::fs::read_to_string(&file).map_err(|e| invalid(format!("cannot read it ({e})")))?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON ({e})")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(SCHEMA) => {}

@@ -41,9 +41,9 @@ pub struct RunArgs {
     /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i)
     #[arg(long, short = 'i', default_value = "1ms")]
     pub interval: String,
-    /// Real-time priority of the measuring threads
-    #[arg(long, short = 'p', default_value_t = 95, allow_negative_numbers = true)]
-    pub priority: i64,
+    /// Priority of the measuring threads (default 95; 0 with --policy other)
+    #[arg(long, short = 'p', allow_negative_numbers = true)]
+    pub priority: Option<i64>,
     /// Scheduling policy of the measuring threads
     #[arg(long, value_enum, default_value = "fifo")]
     pub policy: PolicyArg,

@@ -35,6 +35,22 @@ pub fn environment(message: impl Into<String>) -> anyhow::Error {
     EnvironmentError(message.into()).into()
 }
 
+/// The error and its causes on one line, leaving out a cause whose text the message before
+/// it already contains (thiserror messages often embed their source).
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line.replace('\n', " ")
+}
+
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_ENVIRONMENT: u8 = 3;

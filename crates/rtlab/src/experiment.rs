@@ -8,6 +8,8 @@ use rtlab_sys::sched::Policy;
 use std::path::PathBuf;
 
 pub const DEFAULT_DURATION_NS: u64 = 30_000_000_000;
+/// cyclictest's customary priority (`-p95`).
+pub const DEFAULT_PRIORITY: i64 = 95;
 
 /// A validated `rtlab run`.
 #[derive(Debug, Clone)]
@@ -96,10 +98,11 @@ impl RunPlan {
             // Linux's range for SCHED_FIFO and SCHED_RR.
             _ => 1..=99,
         };
-        if !range.contains(&args.priority) {
+        let priority = args.priority.unwrap_or(if policy.is_realtime() { DEFAULT_PRIORITY } else { 0 });
+        if !range.contains(&priority) {
             return Err(usage(format!(
                 "--priority {} is out of range for {}: use {}..={}",
-                args.priority,
+                priority,
                 policy.kernel_name(),
                 range.start(),
                 range.end()
@@ -149,7 +152,7 @@ impl RunPlan {
         Ok(Self {
             interval_ns,
             policy,
-            priority: args.priority as i32,
+            priority: priority as i32,
             cpus,
             duration_ns,
             samples,

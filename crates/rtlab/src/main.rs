@@ -36,9 +36,19 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("rtlab: error: {error:#}");
+            eprintln!("rtlab: error: {}", errors::one_line(&error));
             ExitCode::from(exit_code_of(&error))
         }
+    }
+}
+
+/// Writes to stdout; a reader that went away (`rtlab run | head`) is not an error: the
+/// results are already saved.
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
     }
 }
 
@@ -57,26 +67,25 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
     let command_line: Vec<String> = std::env::args().collect();
     let finished = runner::run(&plan, host, command_line, stop)?;
     let result = &finished.result;
-    let mut stdout = std::io::stdout().lock();
     if plan.json {
-        stdout.write_all(rtlab_report::json::JsonSummary.export(result)?.as_bytes())?;
+        let exporter = rtlab_report::json::JsonSummary { run_json: Some(finished.run_json.display().to_string()) };
+        print(&exporter.export(result)?)?;
     } else if !plan.quiet {
-        stdout.write_all(rtlab_report::terminal::TerminalSummary.export(result)?.as_bytes())?;
-        writeln!(stdout, "Results: {}", finished.run_json.display())?;
+        let mut text = rtlab_report::terminal::TerminalSummary.export(result)?;
+        text.push_str(&format!("Results: {}\n", finished.run_json.display()));
+        print(&text)?;
     }
-    stdout.flush()?;
     Ok(if result.interrupted { EXIT_INTERRUPTED } else { EXIT_OK })
 }
 
 fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {
     let info = rtlab_sys::sysinfo::collect();
     let distortions = rtlab_sys::sysinfo::distortions(&info, &info.online_cpus);
-    let mut stdout = std::io::stdout().lock();
     if args.json {
         let doc = serde_json::json!({ "host": info, "distortions": distortions });
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?;
+        print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        stdout.write_all(rtlab_report::host::format_host(&info, &distortions).as_bytes())?;
+        print(&rtlab_report::host::format_host(&info, &distortions))?;
     }
     Ok(EXIT_OK)
 }
@@ -110,7 +119,13 @@ fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-                rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut stdout)?;
+                match rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut stdout) {
+                    Err(rtlab_report::ReportError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::BrokenPipe => {}
+                    other => {
+                        other?;
+                    }
+                }
             }
         },
     }
