@@ -12,6 +12,9 @@
 //!   [`sysinfo::distortions`], the list of what on this host may distort results.
 //! - [`activity::ActivitySnapshot`]: /proc counters (interrupts per line, context switches,
 //!   CPU time and steal) whose difference describes the system activity during a run.
+//! - [`process::ManagedChild`]: a load's command in its own process group under a small
+//!   supervisor, so that the command and everything it starts are killed on stop, on drop
+//!   and when rtlab itself dies (even by SIGKILL).
 
 // Every unsafe block must say why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -21,6 +24,7 @@ pub mod clock;
 pub mod memory;
 pub mod pmqos;
 pub mod privileges;
+pub mod process;
 pub mod sched;
 pub mod slack;
 pub mod sysinfo;

@@ -1,0 +1,193 @@
+//! rtlab-load: the load generators that turn an "unloaded" run into a "loaded" one, and the
+//! evidence that the load was really there.
+//!
+//! Main types:
+//! - [`Load`]: one load generator. `start` it, `check_alive` it while measuring, `stop` it
+//!   to get its [`LoadReport`]. Dropping a load also stops it and removes its files.
+//! - [`LoadReport`]: what a load achieved ([`Intensity`]: packets/s, MB/s, files/s,
+//!   CPU-seconds...), with its resolved parameters and whether it died early; serialised
+//!   into run.json "loads".
+//! - The loads, each with a typed parameter struct whose `Default` is the documented default:
+//!   [`cpu::CpuLoad`], [`udp_flood::UdpFloodLoad`], [`comms::CommsLoad`], [`disk::DiskLoad`],
+//!   [`memory::MemoryLoad`], [`proc_read::ProcReadLoad`], [`fs_walk::FsWalkLoad`],
+//!   [`compress::CompressLoad`], [`compile::CompileLoad`], [`exec::ExecLoad`].
+//! - [`preset`] and [`parse_load_spec`]: loads by name (`akamina`, `udp-flood:rate=100000`).
+//!
+//! In-process loads are threads running SCHED_OTHER that poll a stop flag at least every
+//! 100 ms and count their work in atomics; loads that run programs use
+//! [`rtlab_sys::process::ManagedChild`], so nothing they start outlives rtlab.
+
+pub mod comms;
+pub mod compile;
+pub mod compress;
+pub mod cpu;
+pub mod disk;
+pub mod exec;
+pub mod fs_walk;
+pub mod memory;
+pub mod proc_read;
+mod scratch;
+mod spec;
+pub mod udp_flood;
+mod worker;
+
+pub use scratch::remove_stale_scratch;
+pub use spec::{parse_load_list, parse_load_spec, preset, scenario, Scenario, LOADS, PRESETS};
+
+use serde::{Deserialize, Serialize};
+
+/// Errors of the loads. Each names the load, so the binary can say which one is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A parameter is invalid; found before anything runs.
+    #[error("load {load}: {message}")]
+    Config { load: String, message: String },
+    #[error("load {load}: {what}: {source}")]
+    Io {
+        load: String,
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("load {load}: {source}")]
+    Sys {
+        load: String,
+        #[source]
+        source: rtlab_sys::SysError,
+    },
+    /// start/stop called in the wrong order.
+    #[error("load {load}: {message}")]
+    State { load: String, message: String },
+    #[error("unknown load or preset {name:?}; known loads: {loads}; presets: {presets}")]
+    Unknown { name: String, loads: String, presets: String },
+}
+
+impl LoadError {
+    pub(crate) fn config(load: &str, message: impl Into<String>) -> Self {
+        Self::Config { load: load.to_string(), message: message.into() }
+    }
+
+    pub(crate) fn io(load: &str, what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { load: load.to_string(), what: what.into(), source }
+    }
+
+    pub(crate) fn sys(load: &str, source: rtlab_sys::SysError) -> Self {
+        Self::Sys { load: load.to_string(), source }
+    }
+
+    pub(crate) fn state(load: &str, message: impl Into<String>) -> Self {
+        Self::State { load: load.to_string(), message: message.into() }
+    }
+
+    /// True for errors in the user's input (exit 2), false for the environment (exit 3).
+    pub fn is_usage_error(&self) -> bool {
+        matches!(self, Self::Config { .. } | Self::Unknown { .. })
+    }
+}
+
+/// One load generator. A load is started once and stopped once.
+pub trait Load: Send {
+    /// Load name as used on the command line ("udp-flood").
+    fn name(&self) -> &str;
+    /// Starts generating load; returns once the load is running (sockets bound, threads
+    /// and processes started).
+    fn start(&mut self) -> Result<(), LoadError>;
+    /// Stops the load (within about a second) and reports what it achieved.
+    fn stop(&mut self) -> Result<LoadReport, LoadError>;
+    /// `Some(reason)` if the load stopped working before `stop` (a thread failed, the
+    /// program exited): the run must then not be presented as loaded.
+    fn check_alive(&mut self) -> Option<String>;
+}
+
+/// One figure of achieved load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Intensity {
+    /// What was measured: "packets/s sent", "MB/s echoed", "CPU-seconds".
+    pub name: String,
+    pub value: f64,
+    /// Unit of `value`: "packets/s", "MB/s" (10^6 bytes per second), "s", "CPUs".
+    pub unit: String,
+}
+
+impl Intensity {
+    pub fn new(name: &str, value: f64, unit: &str) -> Self {
+        Self { name: name.to_string(), value, unit: unit.to_string() }
+    }
+}
+
+/// What a load did while it ran: the entry in run.json "loads".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    pub name: String,
+    /// The resolved parameters, every default explicit.
+    pub parameters: serde_json::Value,
+    /// Rates over the whole time the load ran, then totals.
+    pub achieved: Vec<Intensity>,
+    /// CPU time the load consumed (its threads, or its processes and their descendants).
+    pub cpu_seconds: Option<f64>,
+    /// Why the load stopped working before it was stopped, if it did.
+    pub died_early: Option<String>,
+    /// From `start` to `stop`.
+    pub duration_s: f64,
+}
+
+impl LoadReport {
+    /// The achieved value named `name`, if reported.
+    pub fn intensity(&self, name: &str) -> Option<f64> {
+        self.achieved.iter().find(|i| i.name == name).map(|i| i.value)
+    }
+}
+
+/// `count` per second over `seconds`; 0 for an empty interval.
+pub(crate) fn per_second(count: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        count / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Bytes to MB (10^6 bytes): the unit of every throughput a load reports.
+pub(crate) fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Runs `load` for `run`, checks it stayed alive, stops it and checks the stop took
+    /// less than a second. Returns the report.
+    pub fn run_for(load: &mut dyn Load, run: Duration) -> LoadReport {
+        load.start().unwrap_or_else(|e| panic!("{} did not start: {e}", load.name()));
+        std::thread::sleep(run);
+        assert_eq!(load.check_alive(), None, "{} died", load.name());
+        let asked = Instant::now();
+        let report = load.stop().unwrap_or_else(|e| panic!("{} did not stop: {e}", load.name()));
+        let latency = asked.elapsed();
+        assert!(latency < Duration::from_secs(1), "{} took {latency:?} to stop", load.name());
+        assert_eq!(report.died_early, None);
+        assert!(report.duration_s >= run.as_secs_f64() * 0.9, "{report:?}");
+        // The report must survive run.json (floats to the last bit or so: serde_json's
+        // default float parsing is not an exact round trip).
+        let json = serde_json::to_string(&report).unwrap();
+        let back: LoadReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            (&back.name, &back.parameters, &back.died_early),
+            (&report.name, &report.parameters, &report.died_early)
+        );
+        assert_eq!(back.achieved.len(), report.achieved.len());
+        for (b, r) in back.achieved.iter().zip(&report.achieved) {
+            assert_eq!((&b.name, &b.unit), (&r.name, &r.unit));
+            assert!((b.value - r.value).abs() <= 1e-12 * r.value.abs().max(1.0), "{b:?} != {r:?}");
+        }
+        report
+    }
+
+    pub fn positive(report: &LoadReport, name: &str) -> f64 {
+        let value = report.intensity(name).unwrap_or_else(|| panic!("no {name:?} in {report:?}"));
+        assert!(value > 0.0, "{name} = {value} in {report:#?}");
+        value
+    }
+}

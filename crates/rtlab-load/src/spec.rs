@@ -1,0 +1,295 @@
+//! Loads by name: one load with parameters (`udp-flood:rate=100k:payload=64`), a scenario
+//! of loads run together (`cpu:threads=1+proc-read`), and the papers' presets.
+//!
+//! Spec grammar: `NAME(:KEY=VALUE)*`. Values: numbers (with an optional `k` or `M`
+//! multiplier), `true`/`false`, `max` or `none` for "no limit" (an unset optional value),
+//! and text. Lists use `;` (`cpus=0;2-3`, `files=/proc/stat;/proc/meminfo`), except `argv`,
+//! which is split at spaces (`exec:argv=stress-ng --cpu 2`). Commas are left to the caller,
+//! which uses them to separate scenarios measured one after the other
+//! (`--load idle,akamina`).
+
+use crate::{comms, compile, compress, cpu, disk, exec, fs_walk, memory, proc_read, udp_flood};
+use crate::{Load, LoadError};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// Loads this crate implements, by command-line name.
+pub const LOADS: &[&str] = &[
+    cpu::NAME,
+    udp_flood::NAME,
+    comms::NAME,
+    disk::NAME,
+    memory::NAME,
+    proc_read::NAME,
+    fs_walk::NAME,
+    compress::NAME,
+    compile::NAME,
+    exec::NAME,
+];
+
+/// Presets and what they contain. `dodiu` needs `ping-flood`, which is not implemented:
+/// asking for it is an error that says so.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("idle", "no load"),
+    ("akamina", "comms"),
+    ("regnier", "disk + fs-walk + compress + compile + udp-flood"),
+    ("senoner", "disk (write, read, copy) + proc-read"),
+    ("dohell", "proc-read of /proc/interrupts + ps loop + disk + ls -lR loop (xeno-test's dohell)"),
+    ("osadl", "udp-flood at 1,000 packets/s + disk at 1 MB/s + memory at 1 MB/s"),
+    ("dodiu", "ping-flood (not implemented yet)"),
+];
+
+/// Keys whose values are always text, even when they look like numbers.
+const TEXT_KEYS: &[&str] = &["word", "compiler", "optimization", "name_suffix", "root", "parent", "peer", "target"];
+
+fn unknown(name: &str) -> LoadError {
+    LoadError::Unknown {
+        name: name.to_string(),
+        loads: LOADS.join(", "),
+        presets: PRESETS.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// A number with an optional k/M multiplier.
+fn number(raw: &str) -> Option<Value> {
+    let (digits, factor) = match raw.strip_suffix(['k', 'K']) {
+        Some(d) => (d, 1e3),
+        None => match raw.strip_suffix('M') {
+            Some(d) => (d, 1e6),
+            None => (raw, 1.0),
+        },
+    };
+    if factor == 1.0 {
+        if let Ok(i) = digits.parse::<i64>() {
+            return Some(i.into());
+        }
+    }
+    let x = digits.parse::<f64>().ok()? * factor;
+    if !x.is_finite() {
+        return None;
+    }
+    // Whole numbers stay integers so that they fit integer parameters.
+    if x.fract() == 0.0 && x.abs() < 9e15 {
+        Some((x as i64).into())
+    } else {
+        serde_json::Number::from_f64(x).map(Value::Number)
+    }
+}
+
+fn value(load: &str, key: &str, raw: &str) -> Result<Value, LoadError> {
+    Ok(match key {
+        "argv" => Value::Array(raw.split_whitespace().map(|s| Value::String(s.into())).collect()),
+        "files" => Value::Array(raw.split(';').filter(|s| !s.is_empty()).map(|s| Value::String(s.into())).collect()),
+        "cpus" => {
+            let cpus = rtlab_sys::sched::parse_cpu_list(&raw.replace(';', ","))
+                .map_err(|e| LoadError::config(load, e.to_string()))?;
+            cpus.into_iter().map(Value::from).collect()
+        }
+        _ if TEXT_KEYS.contains(&key) => Value::String(raw.into()),
+        _ => match raw {
+            "max" | "none" => Value::Null,
+            "true" | "yes" => Value::Bool(true),
+            "false" | "no" => Value::Bool(false),
+            _ => number(raw).unwrap_or_else(|| Value::String(raw.into())),
+        },
+    })
+}
+
+/// Builds `P` from the `key=value` parts of a spec over `P`'s defaults.
+fn params<P: DeserializeOwned>(load: &str, parts: &[&str]) -> Result<P, LoadError> {
+    let mut object = Map::new();
+    for part in parts {
+        let (key, raw) = part
+            .split_once('=')
+            .ok_or_else(|| LoadError::config(load, format!("parameter {part:?} is not KEY=VALUE")))?;
+        let key = key.trim().replace('-', "_");
+        object.insert(key.clone(), value(load, &key, raw.trim())?);
+    }
+    serde_json::from_value(Value::Object(object))
+        .map_err(|e| LoadError::config(load, format!("invalid parameters {:?}: {e}", parts.join(":"))))
+}
+
+/// One load from a spec such as `udp-flood:rate=100k` or `disk:parent=/var/tmp`.
+pub fn parse_load_spec(spec: &str) -> Result<Box<dyn Load>, LoadError> {
+    let mut parts = spec.trim().split(':');
+    let name = parts.next().unwrap_or_default().trim();
+    let parts: Vec<&str> = parts.collect();
+    Ok(match name {
+        cpu::NAME => Box::new(cpu::CpuLoad::new(params(name, &parts)?)?),
+        udp_flood::NAME => Box::new(udp_flood::UdpFloodLoad::new(params(name, &parts)?)?),
+        comms::NAME => Box::new(comms::CommsLoad::new(params(name, &parts)?)?),
+        disk::NAME => Box::new(disk::DiskLoad::new(params(name, &parts)?)?),
+        memory::NAME => Box::new(memory::MemoryLoad::new(params(name, &parts)?)?),
+        proc_read::NAME => Box::new(proc_read::ProcReadLoad::new(params(name, &parts)?)?),
+        fs_walk::NAME => Box::new(fs_walk::FsWalkLoad::new(params(name, &parts)?)?),
+        compress::NAME => Box::new(compress::CompressLoad::new(params(name, &parts)?)?),
+        compile::NAME => Box::new(compile::CompileLoad::new(params(name, &parts)?)?),
+        exec::NAME => Box::new(exec::ExecLoad::new(params(name, &parts)?)?),
+        _ => return Err(unknown(name)),
+    })
+}
+
+/// A command run through `sh -c` as an `exec` load.
+fn shell_loop(script: &str) -> Result<Box<dyn Load>, LoadError> {
+    Ok(Box::new(exec::ExecLoad::new(exec::ExecParams {
+        argv: vec![script.to_string()],
+        shell: true,
+        ..Default::default()
+    })?))
+}
+
+/// The loads of a preset (see [`PRESETS`]); `idle` is empty.
+pub fn preset(name: &str) -> Result<Vec<Box<dyn Load>>, LoadError> {
+    let loads: Vec<Box<dyn Load>> = match name {
+        "idle" => Vec::new(),
+        "akamina" => vec![Box::new(comms::CommsLoad::new(Default::default())?)],
+        "regnier" => vec![
+            Box::new(disk::DiskLoad::new(Default::default())?),
+            Box::new(fs_walk::FsWalkLoad::new(Default::default())?),
+            Box::new(compress::CompressLoad::new(Default::default())?),
+            Box::new(compile::CompileLoad::new(compile::CompileParams { jobs: 1, ..Default::default() })?),
+            Box::new(udp_flood::UdpFloodLoad::new(Default::default())?),
+        ],
+        "senoner" => vec![
+            Box::new(disk::DiskLoad::new(Default::default())?),
+            Box::new(proc_read::ProcReadLoad::new(Default::default())?),
+        ],
+        "dohell" => vec![
+            Box::new(proc_read::ProcReadLoad::new(proc_read::ProcReadParams {
+                files: vec!["/proc/interrupts".into()],
+                rate: None,
+            })?),
+            shell_loop("while :; do ps w > /dev/null; done")?,
+            Box::new(disk::DiskLoad::new(Default::default())?),
+            shell_loop("while :; do ls -lR / > /dev/null 2>&1; done")?,
+        ],
+        "osadl" => vec![
+            Box::new(udp_flood::UdpFloodLoad::new(udp_flood::UdpFloodParams {
+                rate: Some(1000),
+                ..Default::default()
+            })?),
+            Box::new(disk::DiskLoad::new(disk::DiskParams {
+                rate_mb_s: Some(1.0),
+                file_mib: 8,
+                ..Default::default()
+            })?),
+            Box::new(memory::MemoryLoad::new(memory::MemoryParams { rate_mb_s: Some(1.0), ..Default::default() })?),
+        ],
+        "dodiu" => {
+            return Err(LoadError::config(
+                "dodiu",
+                "this preset needs the ping-flood load, which is not implemented yet",
+            ))
+        }
+        _ => return Err(unknown(name)),
+    };
+    Ok(loads)
+}
+
+/// A scenario: a preset name, or loads run together joined by `+`
+/// (`cpu:threads=1+proc-read`).
+pub fn scenario(spec: &str) -> Result<Vec<Box<dyn Load>>, LoadError> {
+    let spec = spec.trim();
+    if PRESETS.iter().any(|(name, _)| *name == spec) {
+        return preset(spec);
+    }
+    spec.split('+').map(parse_load_spec).collect()
+}
+
+/// Loads run together, under the name the user gave them.
+pub struct Scenario {
+    /// The spec as given: "idle", "akamina", "cpu:threads=1+proc-read".
+    pub name: String,
+    pub loads: Vec<Box<dyn Load>>,
+}
+
+/// Scenarios separated by commas (`idle,akamina,cpu+disk`), in order. Every load is
+/// constructed (and so validated) before any is started.
+pub fn parse_load_list(list: &str) -> Result<Vec<Scenario>, LoadError> {
+    list.split(',').map(|s| Ok(Scenario { name: s.trim().to_string(), loads: scenario(s)? })).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_values() {
+        assert_eq!(number("100k"), Some(100_000.into()));
+        assert_eq!(number("2M"), Some(2_000_000.into()));
+        assert_eq!(number("1.5"), Some(serde_json::json!(1.5)));
+        assert_eq!(number("-5"), Some((-5).into()));
+        assert_eq!(number("abc"), None);
+        assert_eq!(value("cpu", "cpus", "0;2-3").unwrap(), serde_json::json!([0, 2, 3]));
+        assert_eq!(value("udp-flood", "rate", "max").unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn builds_loads_from_specs() {
+        for spec in [
+            "cpu",
+            "cpu:threads=1:cpus=0",
+            "udp-flood:rate=200k:payload=64",
+            "udp-flood:rate=max",
+            "comms:message-bytes=60000",
+            "memory:rate_mb_s=1",
+            "proc-read:files=/proc/stat;/proc/meminfo",
+            "fs-walk:root=/usr:word=1000",
+            "exec:argv=sleep 10",
+        ] {
+            let load = parse_load_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(load.name(), spec.split(':').next().unwrap());
+        }
+    }
+
+    #[test]
+    fn bad_specs_are_usage_errors_naming_the_problem() {
+        for (spec, needle) in [
+            ("udp-flood:rate=-5", "rate"),
+            ("udp-flood:rate=0", "rate"),
+            ("udp-flood:rte=5", "rte"),
+            ("udp-flod", "udp-flod"),
+            ("memory:rate_mb_s=-1", "rate"),
+            ("disk:parent=/proc", "/proc"),
+            ("exec:argv=rtlab-no-such-program --x", "rtlab-no-such-program"),
+            ("cpu:threads", "KEY=VALUE"),
+        ] {
+            let err = parse_load_spec(spec).err().unwrap_or_else(|| panic!("{spec} accepted"));
+            assert!(err.is_usage_error(), "{spec}: {err}");
+            assert!(err.to_string().contains(needle), "{spec}: {err}");
+        }
+    }
+
+    #[test]
+    fn presets() {
+        assert!(preset("idle").unwrap().is_empty());
+        let akamina = preset("akamina").unwrap();
+        assert_eq!(akamina.iter().map(|l| l.name()).collect::<Vec<_>>(), vec!["comms"]);
+        let names = |p: &str| preset(p).unwrap().iter().map(|l| l.name().to_string()).collect::<Vec<_>>();
+        assert_eq!(names("senoner"), vec!["disk", "proc-read"]);
+        assert_eq!(names("osadl"), vec!["udp-flood", "disk", "memory"]);
+        assert_eq!(names("dohell"), vec!["proc-read", "exec", "disk", "exec"]);
+        if exec::find_program("t", "cc").is_ok() {
+            assert_eq!(names("regnier"), vec!["disk", "fs-walk", "compress", "compile", "udp-flood"]);
+        }
+        let err = preset("dodiu").err().unwrap();
+        assert!(err.to_string().contains("ping-flood"), "{err}");
+        assert!(matches!(preset("nope"), Err(LoadError::Unknown { .. })));
+    }
+
+    #[test]
+    fn scenarios_and_lists() {
+        let list = parse_load_list("idle, akamina,cpu:threads=1+proc-read").unwrap();
+        let shape: Vec<(String, Vec<String>)> =
+            list.iter().map(|s| (s.name.clone(), s.loads.iter().map(|x| x.name().to_string()).collect())).collect();
+        assert_eq!(
+            shape,
+            vec![
+                ("idle".to_string(), vec![]),
+                ("akamina".to_string(), vec!["comms".to_string()]),
+                ("cpu:threads=1+proc-read".to_string(), vec!["cpu".to_string(), "proc-read".to_string()]),
+            ]
+        );
+        assert!(parse_load_list("idle,bogus").is_err());
+    }
+}
