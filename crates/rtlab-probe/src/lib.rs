@@ -92,6 +92,9 @@ pub struct ThreadOutput {
     pub metrics: Vec<MetricOutput>,
     /// The thread stopped early because a stop was requested.
     pub interrupted: bool,
+    /// Seconds covered by each entry of the metrics' `per_second_max` (1 unless the run
+    /// is longer than a week).
+    pub block_s: u64,
     pub raw_file: Option<PathBuf>,
 }
 

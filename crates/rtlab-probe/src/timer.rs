@@ -79,6 +79,8 @@ struct PreparedThread {
     raw: Option<RawSink>,
     raw_file: Option<PathBuf>,
     live: Arc<LiveStats>,
+    /// Width of one per-second-maximum entry (1 s unless the run is longer than a week).
+    block_ns: u64,
 }
 
 /// A timer probe with everything allocated; see the module documentation.
@@ -104,7 +106,7 @@ impl TimerProbe {
             }
             _ => {}
         }
-        let seconds = per_second_slots(&config);
+        let (block_ns, seconds) = block_layout(&config);
         let mut threads = Vec::with_capacity(config.cpus.len());
         let mut raw_drains = Vec::new();
         for &cpu in &config.cpus {
@@ -131,20 +133,29 @@ impl TimerProbe {
                 raw,
                 raw_file,
                 live: Arc::new(LiveStats::new(cpu)),
+                block_ns,
             });
         }
         Ok(Self { config, threads, raw_drains })
     }
 }
 
-/// Per-second slots to preallocate. A samples-bounded run may take longer than planned
-/// (overruns); its extra seconds fold into the last slot.
-fn per_second_slots(config: &TimerConfig) -> usize {
+/// At most this many block maxima are kept (7 days of seconds, 4.8 MB per metric), so
+/// memory stays bounded whatever the run length.
+pub const MAX_BLOCKS: u64 = 7 * 86_400;
+
+/// Width of one block-maximum entry and how many to preallocate: one per second, or for
+/// runs longer than [`MAX_BLOCKS`] seconds, whole-second blocks wide enough to fit. A
+/// samples-bounded run may take longer than planned (overruns); its extra time folds into
+/// the last slot.
+fn block_layout(config: &TimerConfig) -> (u64, usize) {
     let planned_ns = match config.end {
         EndCondition::Cycles(n) => n.saturating_mul(config.interval_ns),
         EndCondition::Samples(n) => n.saturating_mul(config.interval_ns).saturating_mul(2),
     };
-    (planned_ns / 1_000_000_000) as usize + 2
+    let planned_s = planned_ns / 1_000_000_000 + 1;
+    let block_s = planned_s.div_ceil(MAX_BLOCKS).max(1);
+    (block_s * 1_000_000_000, (planned_s / block_s) as usize + 2)
 }
 
 impl Probe for TimerProbe {
@@ -158,6 +169,13 @@ impl Probe for TimerProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let TimerProbe { config, threads, raw_drains } = *self;
+        if matches!(config.clock, ClockKind::Monotonic) {
+            rtlab_sys::clock::install_wake_handler().map_err(|source| ProbeError::Setup {
+                cpu: config.cpus[0],
+                what: "install the wake-up signal handler",
+                source,
+            })?;
+        }
         let writer =
             if raw_drains.is_empty() { None } else { Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?) };
         let mut handles = Vec::with_capacity(threads.len());
@@ -174,6 +192,19 @@ impl Probe for TimerProbe {
                     source: rtlab_sys::SysError::Os { op: "spawn", source },
                 })?;
             handles.push((cpu, handle));
+        }
+        // A stop request must not wait for the next expiry (the interval may be long):
+        // interrupt the threads' sleeps until they have all finished.
+        if matches!(config.clock, ClockKind::Monotonic) {
+            use std::os::unix::thread::JoinHandleExt;
+            while handles.iter().any(|(_, h)| !h.is_finished()) {
+                if stop.load(Relaxed) {
+                    for (_, handle) in handles.iter().filter(|(_, h)| !h.is_finished()) {
+                        let _ = rtlab_sys::clock::wake_thread(handle.as_pthread_t());
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
         let mut outputs = Vec::with_capacity(handles.len());
         let mut first_error = None;
@@ -254,6 +285,7 @@ fn run_thread(mut thread: PreparedThread, config: &TimerConfig, stop: &AtomicBoo
         overruns: state.overruns,
         lost: state.lost,
         interrupted,
+        block_s: thread.block_ns / 1_000_000_000,
         raw_file: thread.raw_file.clone(),
         metrics: vec![
             MetricOutput {
@@ -355,7 +387,7 @@ fn sample_loop<C: WakeClock>(
 
         thread.latency.record(latency);
         state.latency.record(latency);
-        let slot = (((expected - window_start) / 1_000_000_000) as usize).min(slots - 1);
+        let slot = (((expected - window_start) / thread.block_ns) as usize).min(slots - 1);
         state.last_slot = slot;
         if latency > thread.latency_per_second[slot] {
             thread.latency_per_second[slot] = latency;
@@ -514,6 +546,17 @@ mod tests {
         let interrupted = sample_loop(&mut clock, &mut thread, &mut state, &params, &AtomicBool::new(true)).unwrap();
         assert!(interrupted);
         assert_eq!(state.latency.count, 0);
+    }
+
+    #[test]
+    fn block_maxima_memory_is_bounded_for_any_run_length() {
+        let mut c = config(EndCondition::Cycles(30 * 86_400), 0);
+        c.interval_ns = 1_000_000_000;
+        let (block_ns, slots) = block_layout(&c);
+        assert_eq!(block_ns, 5_000_000_000);
+        assert!(slots as u64 <= MAX_BLOCKS + 2);
+        let short = config(EndCondition::Cycles(10_000), 0);
+        assert_eq!(block_layout(&short).0, 1_000_000_000);
     }
 
     #[test]

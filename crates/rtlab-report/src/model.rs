@@ -110,10 +110,18 @@ pub struct Measurement {
     pub histogram: HistogramEncoding,
     /// Largest sample per second of the run (block maxima); null for a second without samples.
     pub per_second_max_ns: Vec<Option<i64>>,
+    /// Seconds each entry of `per_second_max_ns` covers: 1, unless the run was longer than
+    /// a week (memory stays bounded; entries then cover whole-second blocks).
+    #[serde(default = "one_second")]
+    pub block_s: u64,
     /// Raw sample file relative to the results directory.
     pub raw_file: Option<String>,
     /// Samples in the raw file.
     pub raw_samples: Option<u64>,
+}
+
+fn one_second() -> u64 {
+    1
 }
 
 impl RunResult {

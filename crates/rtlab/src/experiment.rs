@@ -8,6 +8,10 @@ use rtlab_sys::sched::Policy;
 use std::path::PathBuf;
 
 pub const DEFAULT_DURATION_NS: u64 = 30_000_000_000;
+/// Longest accepted interval: a timer probe wakes at least once a minute.
+pub const MAX_INTERVAL_NS: u64 = 60_000_000_000;
+/// Longest accepted measurement (duration, or samples times interval): a year.
+pub const MAX_RUN_NS: u64 = 366 * 86_400 * 1_000_000_000;
 /// cyclictest's customary priority (`-p95`).
 pub const DEFAULT_PRIORITY: i64 = 95;
 
@@ -41,6 +45,9 @@ pub fn parse_interval(text: &str) -> anyhow::Result<u64> {
     };
     if ns == 0 {
         return Err(usage("--interval must be greater than 0"));
+    }
+    if ns > MAX_INTERVAL_NS {
+        return Err(usage(format!("--interval {text}: at most 60s")));
     }
     Ok(ns)
 }
@@ -110,18 +117,26 @@ impl RunPlan {
         }
         let cpus = resolve_cpus(args.cpus.as_deref(), online)?;
         let (duration_ns, samples) = match (&args.duration, args.samples) {
-            (Some(d), None) => {
-                let ns = parse_time_ns(d).map_err(|e| usage(format!("--duration: {e}")))?;
-                if ns < interval_ns {
-                    return Err(usage(format!("--duration {d} is shorter than one interval ({})", args.interval)));
-                }
-                (Some(ns), None)
-            }
+            (Some(d), None) => (Some(parse_time_ns(d).map_err(|e| usage(format!("--duration: {e}")))?), None),
             (None, Some(0)) => return Err(usage("--samples must be at least 1")),
-            (None, Some(n)) => (None, Some(n)),
+            (None, Some(n)) => {
+                if n.checked_mul(interval_ns).is_none_or(|ns| ns > MAX_RUN_NS) {
+                    return Err(usage(format!("--samples {n} at this interval would take more than a year")));
+                }
+                (None, Some(n))
+            }
             (None, None) => (Some(DEFAULT_DURATION_NS), None),
             (Some(_), Some(_)) => return Err(usage("give --duration or --samples, not both")),
         };
+        if let Some(ns) = duration_ns {
+            let shown = args.duration.as_deref().unwrap_or("30s (the default)");
+            if ns < interval_ns {
+                return Err(usage(format!("--duration {shown} is shorter than one interval ({})", args.interval)));
+            }
+            if ns > MAX_RUN_NS {
+                return Err(usage(format!("--duration {shown}: at most 366d")));
+            }
+        }
         let histogram_max_ns =
             parse_time_ns(&args.histogram_max).map_err(|e| usage(format!("--histogram-max: {e}")))?;
         if histogram_max_ns < 1_000 {

@@ -252,6 +252,7 @@ fn measurements_of(output: &ProbeOutput, interval_ns: u64, dir: &Path) -> anyhow
                 moments: metric.moments,
                 histogram: metric.histogram.encode()?,
                 per_second_max_ns: metric.per_second_max.clone(),
+                block_s: thread.block_s,
                 raw_file: raw.map(|p| p.strip_prefix(dir).unwrap_or(p).to_string_lossy().into_owned()),
                 raw_samples: raw.map(|_| written),
             });

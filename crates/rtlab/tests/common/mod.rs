@@ -47,12 +47,7 @@ pub fn i(v: &Value, key: &str) -> i64 {
 
 /// Measurements of one metric, in the order run.json holds them.
 pub fn measurements<'a>(run: &'a Value, metric: &str) -> Vec<&'a Value> {
-    run["measurements"]
-        .as_array()
-        .expect("measurements is an array")
-        .iter()
-        .filter(|m| m["metric"] == metric)
-        .collect()
+    run["measurements"].as_array().expect("measurements is an array").iter().filter(|m| m["metric"] == metric).collect()
 }
 
 /// The summary's statistics in the order they must be non-decreasing.
@@ -156,7 +151,11 @@ pub fn check_measurement(m: &Value, expect: &Expect) {
 
     let per_second = m["per_second_max_ns"].as_array().expect("per_second_max_ns is an array");
     if let Some(range) = &expect.seconds {
-        assert!(range.contains(&per_second.len()), "{what}: {} per-second maxima, expected {range:?}", per_second.len());
+        assert!(
+            range.contains(&per_second.len()),
+            "{what}: {} per-second maxima, expected {range:?}",
+            per_second.len()
+        );
     }
     let block_max = per_second.iter().filter_map(|v| v.as_i64()).max();
     assert_eq!(block_max, Some(i(s, "max")), "{what}: the largest per-second maximum is the summary max");
