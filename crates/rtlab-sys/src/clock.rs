@@ -74,6 +74,41 @@ pub fn monotonic_resolution_ns() -> u64 {
     (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
 }
 
+/// The signal used to cut a sampling thread's sleep short when a stop is requested.
+pub const WAKE_SIGNAL: libc::c_int = libc::SIGUSR2;
+
+extern "C" fn ignore_wake_signal(_: libc::c_int) {}
+
+/// Installs a handler for [`WAKE_SIGNAL`] that does nothing, so that the signal interrupts
+/// `clock_nanosleep` (which is never restarted after a handler, whatever SA_RESTART says)
+/// instead of killing the process. Idempotent.
+pub fn install_wake_handler() -> crate::Result<()> {
+    // SAFETY: sigaction is plain data; zeroed is a valid starting value, and sigemptyset
+    // initialises the mask it points to.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = ignore_wake_signal as *const () as libc::sighandler_t;
+    action.sa_flags = 0;
+    // SAFETY: `action.sa_mask` is valid and writable.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: `action` is fully initialised; the handler is async-signal-safe (it does nothing).
+    if unsafe { libc::sigaction(WAKE_SIGNAL, &action, std::ptr::null_mut()) } != 0 {
+        return Err(crate::SysError::last_os("sigaction(SIGUSR2)"));
+    }
+    Ok(())
+}
+
+/// Sends [`WAKE_SIGNAL`] to one thread of this process (its sleep returns EINTR).
+/// [`install_wake_handler`] must have been called first.
+pub fn wake_thread(thread: libc::pthread_t) -> crate::Result<()> {
+    // SAFETY: pthread_kill takes a thread id of this process; a thread that has already
+    // exited but is not yet joined is still a valid id.
+    let rc = unsafe { libc::pthread_kill(thread, WAKE_SIGNAL) };
+    if rc != 0 {
+        return Err(crate::SysError::from_io("pthread_kill", std::io::Error::from_raw_os_error(rc)));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,39 +166,4 @@ mod tests {
         assert!(nanosleep_outcome(libc::EINVAL, "x").is_err());
         assert!(nanosleep_outcome(libc::EPERM, "x").unwrap_err().is_permission_denied());
     }
-}
-
-/// The signal used to cut a sampling thread's sleep short when a stop is requested.
-pub const WAKE_SIGNAL: libc::c_int = libc::SIGUSR2;
-
-extern "C" fn ignore_wake_signal(_: libc::c_int) {}
-
-/// Installs a handler for [`WAKE_SIGNAL`] that does nothing, so that the signal interrupts
-/// `clock_nanosleep` (which is never restarted after a handler, whatever SA_RESTART says)
-/// instead of killing the process. Idempotent.
-pub fn install_wake_handler() -> crate::Result<()> {
-    // SAFETY: sigaction is plain data; zeroed is a valid starting value, and sigemptyset
-    // initialises the mask it points to.
-    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-    action.sa_sigaction = ignore_wake_signal as *const () as libc::sighandler_t;
-    action.sa_flags = 0;
-    // SAFETY: `action.sa_mask` is valid and writable.
-    unsafe { libc::sigemptyset(&mut action.sa_mask) };
-    // SAFETY: `action` is fully initialised; the handler is async-signal-safe (it does nothing).
-    if unsafe { libc::sigaction(WAKE_SIGNAL, &action, std::ptr::null_mut()) } != 0 {
-        return Err(crate::SysError::last_os("sigaction(SIGUSR2)"));
-    }
-    Ok(())
-}
-
-/// Sends [`WAKE_SIGNAL`] to one thread of this process (its sleep returns EINTR).
-/// [`install_wake_handler`] must have been called first.
-pub fn wake_thread(thread: libc::pthread_t) -> crate::Result<()> {
-    // SAFETY: pthread_kill takes a thread id of this process; a thread that has already
-    // exited but is not yet joined is still a valid id.
-    let rc = unsafe { libc::pthread_kill(thread, WAKE_SIGNAL) };
-    if rc != 0 {
-        return Err(crate::SysError::from_io("pthread_kill", std::io::Error::from_raw_os_error(rc)));
-    }
-    Ok(())
 }
