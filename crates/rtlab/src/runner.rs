@@ -143,7 +143,7 @@ pub fn run(
     let driver_stop = stop.clone();
     let driver = std::thread::Builder::new()
         .name("rtlab-probe".into())
-        .spawn(move || probe.run(driver_stop))
+        .spawn(move || (probe.run(driver_stop), Instant::now()))
         .context("cannot start the probe thread")?;
 
     let mut progress = Progress::new(plan, live, simulated);
@@ -152,15 +152,19 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(100));
     }
     progress.finish();
-    let output = match driver.join() {
-        Ok(Ok(output)) => output,
-        Ok(Err(e @ ProbeError::Setup { .. })) | Ok(Err(e @ ProbeError::Sampling { .. })) => {
-            return Err(environment(format!("{e}; nothing was saved")))
-        }
-        Ok(Err(e)) => return Err(environment(format!("measurement failed: {e}; nothing was saved"))),
+    let (outcome, sampling_ended) = match driver.join() {
+        Ok(joined) => joined,
         Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
     };
-    let elapsed = started.elapsed();
+    let output = match outcome {
+        Ok(output) => output,
+        Err(e @ ProbeError::Setup { .. }) | Err(e @ ProbeError::Sampling { .. }) => {
+            return Err(environment(format!("{e}; nothing was saved")))
+        }
+        Err(e) => return Err(environment(format!("measurement failed: {e}; nothing was saved"))),
+    };
+    // The probe thread's own end time: the main thread polls and may notice it late.
+    let elapsed = sampling_ended.duration_since(started);
     let end_time = chrono::Local::now();
     let activity = match (activity_start, ActivitySnapshot::take().ok()) {
         (Some(a), Some(b)) if !simulated => Some(activity_between(&a, &b)),
