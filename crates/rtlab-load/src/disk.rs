@@ -88,7 +88,7 @@ impl DiskLoad {
     }
 }
 
-/// A 1 MiB buffer aligned for O_DIRECT, without unsafe: over-allocate and slice.
+/// A 1 MiB buffer aligned for O_DIRECT, in safe code: over-allocate and slice.
 struct AlignedBlock {
     storage: Vec<u8>,
     offset: usize,

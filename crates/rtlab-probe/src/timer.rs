@@ -197,13 +197,16 @@ impl Probe for TimerProbe {
         // interrupt the threads' sleeps until they have all finished.
         if matches!(config.clock, ClockKind::Monotonic) {
             use std::os::unix::thread::JoinHandleExt;
+            // Poll slowly while sampling (this thread's wake-ups are interference too),
+            // quickly once a stop is requested.
             while handles.iter().any(|(_, h)| !h.is_finished()) {
-                if stop.load(Relaxed) {
+                let stopping = stop.load(Relaxed);
+                if stopping {
                     for (_, handle) in handles.iter().filter(|(_, h)| !h.is_finished()) {
                         let _ = rtlab_sys::clock::wake_thread(handle.as_pthread_t());
                     }
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(if stopping { 20 } else { 100 }));
             }
         }
         let mut outputs = Vec::with_capacity(handles.len());
