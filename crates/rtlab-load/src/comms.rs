@@ -4,7 +4,7 @@
 //! Loopback by default. With `peer`, the clients talk to an echo server elsewhere (one that
 //! sends every byte back) and no local server runs.
 
-use crate::worker::{read_full, write_full, Workers, POLL_INTERVAL};
+use crate::worker::{read_full, stop_started, write_full, Workers, POLL_INTERVAL};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -187,8 +187,7 @@ impl Load for CommsLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let mut stopped = stop_started(&mut self.workers, NAME)?;
         let c = &self.counters;
         let round_trips = c.round_trips.load(Ordering::Relaxed);
         let corrupted = c.corrupted.load(Ordering::Relaxed);
@@ -196,21 +195,20 @@ impl Load for CommsLoad {
         let echoed = round_trips * self.params.message_bytes as u64;
         let mut parameters = serde_json::to_value(&self.params).unwrap_or_default();
         parameters["server"] = self.server.map(|s| s.to_string()).into();
-        let died_early = stopped
+        // A corrupted echo means the load did not do what it reports: say so as an early death.
+        stopped.died_early = stopped
             .died_early
+            .take()
             .or_else(|| (corrupted > 0).then(|| format!("{corrupted} echoed messages differed from those sent")));
-        Ok(LoadReport {
-            name: NAME.to_string(),
+        Ok(stopped.into_report(
+            NAME,
             parameters,
-            achieved: vec![
+            vec![
                 Intensity::new("MB/s echoed", per_second(mb(echoed), d), "MB/s"),
                 Intensity::new("round trips/s", per_second(round_trips as f64, d), "round trips/s"),
                 Intensity::new("round trips", round_trips as f64, "round trips"),
             ],
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early,
-            duration_s: d,
-        })
+        ))
     }
 
     fn check_alive(&mut self) -> Option<String> {

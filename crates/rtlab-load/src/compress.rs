@@ -6,7 +6,7 @@
 //! writing the result. It lives in a scratch directory removed on stop and on drop.
 
 use crate::scratch;
-use crate::worker::Workers;
+use crate::worker::{stop_started, Workers};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -159,8 +159,7 @@ impl Load for CompressLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         if let Some(dir) = self.scratch.take() {
             let shown = dir.path().display().to_string();
             dir.close().map_err(|e| LoadError::io(NAME, format!("remove scratch directory {shown}"), e))?;
@@ -169,19 +168,16 @@ impl Load for CompressLoad {
         let d = stopped.duration_s;
         let (bytes_in, bytes_out) = (c.bytes_in.load(Ordering::Relaxed), c.bytes_out.load(Ordering::Relaxed));
         let files = c.files.load(Ordering::Relaxed);
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters: serde_json::to_value(&self.params).unwrap_or_default(),
-            achieved: vec![
+        Ok(stopped.into_report(
+            NAME,
+            serde_json::to_value(&self.params).unwrap_or_default(),
+            vec![
                 Intensity::new("MB/s compressed", per_second(mb(bytes_in), d), "MB/s"),
                 Intensity::new("files/s", per_second(files as f64, d), "files/s"),
                 Intensity::new("MB/s written", per_second(mb(bytes_out), d), "MB/s"),
                 Intensity::new("archives", c.archives.load(Ordering::Relaxed) as f64, "archives"),
             ],
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: d,
-        })
+        ))
     }
 
     fn check_alive(&mut self) -> Option<String> {

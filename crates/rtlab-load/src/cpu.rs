@@ -1,6 +1,6 @@
 //! `cpu`: floating-point burn on N threads (the Xenomai/RTAI paper's CPU Burn-in).
 
-use crate::worker::{available_cpus, Workers};
+use crate::worker::{available_cpus, stop_started, Workers};
 use crate::{per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -93,23 +93,16 @@ impl Load for CpuLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         let flops = self.flops.load(Ordering::Relaxed);
         let mut parameters = serde_json::to_value(&self.params).unwrap_or_default();
         parameters["threads"] = self.threads.into();
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters,
-            achieved: vec![
-                Intensity::new("Mflop/s", per_second(flops as f64 / 1e6, stopped.duration_s), "Mflop/s"),
-                Intensity::new("CPUs busy", per_second(stopped.cpu_seconds, stopped.duration_s), "CPUs"),
-                Intensity::new("Mflop", flops as f64 / 1e6, "Mflop"),
-            ],
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: stopped.duration_s,
-        })
+        let achieved = vec![
+            Intensity::new("Mflop/s", per_second(flops as f64 / 1e6, stopped.duration_s), "Mflop/s"),
+            Intensity::new("CPUs busy", per_second(stopped.cpu_seconds, stopped.duration_s), "CPUs"),
+            Intensity::new("Mflop", flops as f64 / 1e6, "Mflop"),
+        ];
+        Ok(stopped.into_report(NAME, parameters, achieved))
     }
 
     fn check_alive(&mut self) -> Option<String> {

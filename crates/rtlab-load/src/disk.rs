@@ -8,7 +8,7 @@
 //! process and needs root).
 
 use crate::scratch;
-use crate::worker::{Pacer, Workers};
+use crate::worker::{stop_started, Pacer, Workers};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -263,8 +263,7 @@ impl Load for DiskLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         if let Some(dir) = self.scratch.take() {
             let shown = dir.path().display().to_string();
             dir.close().map_err(|e| LoadError::io(NAME, format!("remove scratch directory {shown}"), e))?;
@@ -284,14 +283,7 @@ impl Load for DiskLoad {
             achieved.push(Intensity::new("MB/s copied", per_second(mb(copied), d), "MB/s"));
         }
         achieved.push(Intensity::new("cycles", c.cycles.load(Ordering::Relaxed) as f64, "cycles"));
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters,
-            achieved,
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: d,
-        })
+        Ok(stopped.into_report(NAME, parameters, achieved))
     }
 
     fn check_alive(&mut self) -> Option<String> {

@@ -4,7 +4,7 @@
 //! The first pass reads from the device; later passes mostly from the page cache, as
 //! Regnier's loop did. Symbolic links are not followed, unreadable entries are skipped.
 
-use crate::worker::Workers;
+use crate::worker::{stop_started, Workers};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -160,25 +160,21 @@ impl Load for FsWalkLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         let c = &self.counters;
         let d = stopped.duration_s;
         let files = c.files.load(Ordering::Relaxed);
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters: serde_json::to_value(&self.params).unwrap_or_default(),
-            achieved: vec![
+        Ok(stopped.into_report(
+            NAME,
+            serde_json::to_value(&self.params).unwrap_or_default(),
+            vec![
                 Intensity::new("files/s", per_second(files as f64, d), "files/s"),
                 Intensity::new("MB/s searched", per_second(mb(c.bytes.load(Ordering::Relaxed)), d), "MB/s"),
                 Intensity::new("files searched", files as f64, "files"),
                 Intensity::new("matches", c.matches.load(Ordering::Relaxed) as f64, "matches"),
                 Intensity::new("passes", c.passes.load(Ordering::Relaxed) as f64, "passes"),
             ],
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: d,
-        })
+        ))
     }
 
     fn check_alive(&mut self) -> Option<String> {

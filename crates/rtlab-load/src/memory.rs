@@ -5,7 +5,7 @@
 //! munmap that returns it. Chunks default to 64 MiB, above glibc's largest dynamic mmap
 //! threshold (32 MiB), so every chunk is a fresh mmap rather than reused heap memory.
 
-use crate::worker::{Pacer, Workers};
+use crate::worker::{stop_started, Pacer, Workers};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -119,15 +119,14 @@ impl Load for MemoryLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         let c = &self.counters;
         let d = stopped.duration_s;
         let pages = c.pages.load(Ordering::Relaxed);
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters: serde_json::to_value(&self.params).unwrap_or_default(),
-            achieved: vec![
+        Ok(stopped.into_report(
+            NAME,
+            serde_json::to_value(&self.params).unwrap_or_default(),
+            vec![
                 Intensity::new("MB/s touched", per_second(mb(pages * PAGE as u64), d), "MB/s"),
                 Intensity::new(
                     "allocations/s",
@@ -140,10 +139,7 @@ impl Load for MemoryLoad {
                     "faults/s",
                 ),
             ],
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: d,
-        })
+        ))
     }
 
     fn check_alive(&mut self) -> Option<String> {

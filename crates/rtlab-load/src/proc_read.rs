@@ -2,7 +2,7 @@
 //! /proc/interrupts and /proc/stat walks per-CPU and per-IRQ kernel data under locks, which
 //! is why it disturbs latency more than its small size suggests.
 
-use crate::worker::{Pacer, Workers};
+use crate::worker::{stop_started, Pacer, Workers};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -110,22 +110,18 @@ impl Load for ProcReadLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         let d = stopped.duration_s;
         let files = self.counters.files.load(Ordering::Relaxed);
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters: serde_json::to_value(&self.params).unwrap_or_default(),
-            achieved: vec![
+        Ok(stopped.into_report(
+            NAME,
+            serde_json::to_value(&self.params).unwrap_or_default(),
+            vec![
                 Intensity::new("files/s", per_second(files as f64, d), "files/s"),
                 Intensity::new("MB/s read", per_second(mb(self.counters.bytes.load(Ordering::Relaxed)), d), "MB/s"),
                 Intensity::new("files read", files as f64, "files"),
             ],
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: d,
-        })
+        ))
     }
 
     fn check_alive(&mut self) -> Option<String> {

@@ -4,7 +4,7 @@
 //! network stack (softirq NET_RX, visible in /proc/softirqs) but no network card: loopback
 //! raises no hardware interrupt. A `target` elsewhere is flooded only when given.
 
-use crate::worker::{is_timeout, Pacer, Workers, POLL_INTERVAL};
+use crate::worker::{is_timeout, stop_started, Pacer, Workers, POLL_INTERVAL};
 use crate::{mb, per_second, Intensity, Load, LoadError, LoadReport};
 use serde::{Deserialize, Serialize};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -156,8 +156,7 @@ impl Load for UdpFloodLoad {
     }
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
-        let mut workers = self.workers.take().ok_or_else(|| LoadError::state(NAME, "not started"))?;
-        let stopped = workers.stop();
+        let stopped = stop_started(&mut self.workers, NAME)?;
         let c = &self.counters;
         let (sent, errors) = (c.sent.load(Ordering::Relaxed), c.send_errors.load(Ordering::Relaxed));
         let d = stopped.duration_s;
@@ -176,14 +175,7 @@ impl Load for UdpFloodLoad {
         achieved.push(Intensity::new("send errors", errors as f64, "packets"));
         let mut parameters = serde_json::to_value(&self.params).unwrap_or_default();
         parameters["sent_to"] = self.target.map(|t| t.to_string()).into();
-        Ok(LoadReport {
-            name: NAME.to_string(),
-            parameters,
-            achieved,
-            cpu_seconds: Some(stopped.cpu_seconds),
-            died_early: stopped.died_early,
-            duration_s: d,
-        })
+        Ok(stopped.into_report(NAME, parameters, achieved))
     }
 
     fn check_alive(&mut self) -> Option<String> {

@@ -1,7 +1,7 @@
 //! The machinery shared by in-process loads: worker threads with a common stop flag,
 //! CPU-time accounting, early-death detection and rate pacing.
 
-use crate::LoadError;
+use crate::{Intensity, LoadError, LoadReport};
 use rtlab_sys::sched::{AffinityGuard, Policy, SchedulingGuard};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +30,27 @@ pub(crate) struct Stopped {
     pub duration_s: f64,
     pub cpu_seconds: f64,
     pub died_early: Option<String>,
+}
+
+impl Stopped {
+    /// The report of a thread-based load: what it `achieved`, with the duration, CPU time
+    /// and early death its workers recorded.
+    pub fn into_report(self, load: &str, parameters: serde_json::Value, achieved: Vec<Intensity>) -> LoadReport {
+        LoadReport {
+            name: load.to_string(),
+            parameters,
+            achieved,
+            cpu_seconds: Some(self.cpu_seconds),
+            died_early: self.died_early,
+            duration_s: self.duration_s,
+        }
+    }
+}
+
+/// Stops the workers of a started load (`stop` of every thread-based load begins here).
+pub(crate) fn stop_started(workers: &mut Option<Workers>, load: &str) -> Result<Stopped, LoadError> {
+    let mut workers = workers.take().ok_or_else(|| LoadError::state(load, "not started"))?;
+    Ok(workers.stop())
 }
 
 impl Workers {

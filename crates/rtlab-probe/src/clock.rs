@@ -7,8 +7,6 @@ use rtlab_sys::clock::SleepOutcome;
 pub trait WakeClock: Send {
     fn now_ns(&mut self) -> u64;
     fn sleep_until_ns(&mut self, deadline_ns: u64) -> rtlab_sys::Result<SleepOutcome>;
-    /// Whether this clock runs in real time (the simulated one finishes instantly).
-    fn is_real(&self) -> bool;
 }
 
 /// CLOCK_MONOTONIC with absolute `clock_nanosleep`.
@@ -24,10 +22,6 @@ impl WakeClock for MonotonicClock {
     #[inline]
     fn sleep_until_ns(&mut self, deadline_ns: u64) -> rtlab_sys::Result<SleepOutcome> {
         rtlab_sys::clock::sleep_until_monotonic_ns(deadline_ns)
-    }
-
-    fn is_real(&self) -> bool {
-        true
     }
 }
 
@@ -82,10 +76,6 @@ impl WakeClock for SimulatedClock {
         let latency = self.next_latency_ns();
         self.now_ns = self.now_ns.max(deadline_ns) + latency;
         Ok(SleepOutcome::Expired)
-    }
-
-    fn is_real(&self) -> bool {
-        false
     }
 }
 

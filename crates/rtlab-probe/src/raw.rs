@@ -77,36 +77,23 @@ impl RawSink {
     }
 }
 
-/// A ring and the file it drains into.
-pub struct RawChannel {
-    pub sink: RawSink,
-    drain: RawDrain,
-}
-
-struct RawDrain {
+/// The consumer side of a ring and the file it drains into, handed to [`RawWriter::spawn`].
+pub struct RawDrain {
     consumer: rtrb::Consumer<RawSample>,
     path: PathBuf,
 }
 
-impl RawChannel {
-    /// Allocates the ring; the file is created when the writer starts.
-    pub fn new(path: PathBuf, capacity: usize) -> Self {
-        let (producer, consumer) = rtrb::RingBuffer::new(capacity);
-        Self { sink: RawSink { producer }, drain: RawDrain { consumer, path } }
-    }
-
-    pub fn split(self) -> (RawSink, RawChannelDrain) {
-        (self.sink, RawChannelDrain(self.drain))
+impl RawDrain {
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
-/// The consumer half of a [`RawChannel`], handed to [`RawWriter::spawn`].
-pub struct RawChannelDrain(RawDrain);
-
-impl RawChannelDrain {
-    pub fn path(&self) -> &Path {
-        &self.0.path
-    }
+/// Allocates a ring of `capacity` samples: the sink for the sampling thread, the drain for
+/// the writer (which creates the file when it starts).
+pub fn channel(path: PathBuf, capacity: usize) -> (RawSink, RawDrain) {
+    let (producer, consumer) = rtrb::RingBuffer::new(capacity);
+    (RawSink { producer }, RawDrain { consumer, path })
 }
 
 /// A non-real-time thread that drains rings into files until every producer is gone.
@@ -117,9 +104,9 @@ pub struct RawWriter {
 impl RawWriter {
     /// Creates the files and starts draining. `poll` is how long the writer sleeps when all
     /// rings are empty.
-    pub fn spawn(drains: Vec<RawChannelDrain>, poll: Duration) -> Result<Self, ProbeError> {
+    pub fn spawn(drains: Vec<RawDrain>, poll: Duration) -> Result<Self, ProbeError> {
         let mut outputs = Vec::with_capacity(drains.len());
-        for RawChannelDrain(drain) in drains {
+        for drain in drains {
             let file =
                 File::create(&drain.path).map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
             let mut writer = BufWriter::with_capacity(1 << 20, file);
@@ -247,7 +234,7 @@ mod tests {
     fn write_then_read_back_everything() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.bin");
-        let (mut sink, drain) = RawChannel::new(path.clone(), 8).split();
+        let (mut sink, drain) = channel(path.clone(), 8);
         let writer = RawWriter::spawn(vec![drain], Duration::from_millis(1)).unwrap();
         let mut pushed = 0;
         let mut lost = 0;

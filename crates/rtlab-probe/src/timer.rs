@@ -11,7 +11,7 @@
 
 use crate::clock::{MonotonicClock, SimulatedClock, WakeClock};
 use crate::live::LiveStats;
-use crate::raw::{RawChannel, RawChannelDrain, RawSample, RawSink, RawWriter, FLAG_OVERRUN};
+use crate::raw::{channel, RawDrain, RawSample, RawSink, RawWriter, FLAG_OVERRUN};
 use crate::{MetricOutput, Probe, ProbeError, ProbeOutput, ThreadOutput};
 use rtlab_analysis::{LatencyHistogram, Moments};
 use rtlab_sys::clock::SleepOutcome;
@@ -87,7 +87,7 @@ struct PreparedThread {
 pub struct TimerProbe {
     config: TimerConfig,
     threads: Vec<PreparedThread>,
-    raw_drains: Vec<RawChannelDrain>,
+    raw_drains: Vec<RawDrain>,
 }
 
 impl TimerProbe {
@@ -118,7 +118,7 @@ impl TimerProbe {
             let (raw, raw_file) = match &config.raw_dir {
                 Some(dir) => {
                     let path = dir.join(format!("timer-cpu{cpu}.bin"));
-                    let (sink, drain) = RawChannel::new(path.clone(), config.raw_ring_capacity).split();
+                    let (sink, drain) = channel(path.clone(), config.raw_ring_capacity);
                     raw_drains.push(drain);
                     (Some(sink), Some(path))
                 }
@@ -334,8 +334,6 @@ fn sample_loop<C: WakeClock>(
     stop: &AtomicBool,
 ) -> rtlab_sys::Result<bool> {
     let interval = params.interval_ns;
-    state.latency = Moments::new();
-    state.jitter = Moments::new();
     let mut next = clock.now_ns() + interval;
 
     // Warm-up: same schedule, nothing recorded.
@@ -443,9 +441,6 @@ mod tests {
             self.now = self.now.max(deadline_ns) + latency;
             self.wake_times.push(self.now);
             Ok(SleepOutcome::Expired)
-        }
-        fn is_real(&self) -> bool {
-            false
         }
     }
 

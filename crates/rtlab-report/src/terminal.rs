@@ -58,8 +58,8 @@ fn policy_name(run: &RunResult) -> String {
     }
 }
 
-const COLUMNS: [&str; 13] =
-    ["count", "overruns", "lost", "min", "mean", "stddev", "p50", "p99", "p99.9", "p99.99", "p99.999", "max", ""];
+const COLUMNS: [&str; 12] =
+    ["count", "overruns", "lost", "min", "mean", "stddev", "p50", "p99", "p99.9", "p99.99", "p99.999", "max"];
 
 fn table_row(out: &mut String, row: &MetricRow) {
     let cpu = row.cpu.map(|c| c.to_string()).unwrap_or_else(|| "all".into());
@@ -112,7 +112,7 @@ impl Exporter for TerminalSummary {
         for metric in &digest.metrics {
             let _ = writeln!(out, "\n{} (µs)", metric_title(&metric.metric));
             let _ = write!(out, "  {:>4} {:>10} {:>8} {:>6}", "CPU", COLUMNS[0], COLUMNS[1], COLUMNS[2]);
-            for c in &COLUMNS[3..12] {
+            for c in &COLUMNS[3..] {
                 let _ = write!(out, " {c:>8}");
             }
             out.push('\n');

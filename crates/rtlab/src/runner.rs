@@ -166,10 +166,7 @@ pub fn run(
     // The probe thread's own end time: the main thread polls and may notice it late.
     let elapsed = sampling_ended.duration_since(started);
     let end_time = chrono::Local::now();
-    let activity = match (activity_start, ActivitySnapshot::take().ok()) {
-        (Some(a), Some(b)) if !simulated => Some(activity_between(&a, &b)),
-        _ => None,
-    };
+    let activity = activity_start.and_then(|a| ActivitySnapshot::take().ok().map(|b| activity_between(&a, &b)));
     drop(guards);
 
     let interrupted = stop.load(Ordering::SeqCst) || output.threads.iter().any(|t| t.interrupted);
