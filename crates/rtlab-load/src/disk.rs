@@ -264,10 +264,7 @@ impl Load for DiskLoad {
 
     fn stop(&mut self) -> Result<LoadReport, LoadError> {
         let stopped = stop_started(&mut self.workers, NAME)?;
-        if let Some(dir) = self.scratch.take() {
-            let shown = dir.path().display().to_string();
-            dir.close().map_err(|e| LoadError::io(NAME, format!("remove scratch directory {shown}"), e))?;
-        }
+        scratch::remove(NAME, self.scratch.take())?;
         let c = &self.counters;
         let d = stopped.duration_s;
         let (written, read, copied) =

@@ -55,6 +55,15 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
+/// Removes a load's scratch directory when it is stopped, if it made one.
+pub(crate) fn remove(load: &str, dir: Option<tempfile::TempDir>) -> Result<(), LoadError> {
+    if let Some(dir) = dir {
+        let shown = dir.path().display().to_string();
+        dir.close().map_err(|e| LoadError::io(load, format!("remove scratch directory {shown}"), e))?;
+    }
+    Ok(())
+}
+
 /// Removes scratch directories under `parent` whose rtlab process no longer exists (it was
 /// killed before it could clean up). Returns the directories removed.
 pub fn remove_stale_scratch(parent: &Path) -> std::io::Result<Vec<PathBuf>> {
