@@ -10,7 +10,8 @@
 //! - The loads, each with a typed parameter struct whose `Default` is the documented default:
 //!   [`cpu::CpuLoad`], [`udp_flood::UdpFloodLoad`], [`comms::CommsLoad`], [`disk::DiskLoad`],
 //!   [`memory::MemoryLoad`], [`proc_read::ProcReadLoad`], [`fs_walk::FsWalkLoad`],
-//!   [`compress::CompressLoad`], [`compile::CompileLoad`], [`exec::ExecLoad`].
+//!   [`compress::CompressLoad`], [`compile::CompileLoad`], [`exec::ExecLoad`],
+//!   [`ping_flood::PingFloodLoad`], [`messaging::MessagingLoad`].
 //! - [`preset`] and [`parse_load_spec`]: loads by name (`akamina`, `udp-flood:rate=100000`).
 //!
 //! In-process loads are threads running SCHED_OTHER that poll a stop flag at least every
@@ -25,6 +26,8 @@ pub mod disk;
 pub mod exec;
 pub mod fs_walk;
 pub mod memory;
+pub mod messaging;
+pub mod ping_flood;
 pub mod proc_read;
 mod scratch;
 mod spec;

@@ -8,7 +8,7 @@
 //! which uses them to separate scenarios measured one after the other
 //! (`--load idle,akamina`).
 
-use crate::{comms, compile, compress, cpu, disk, exec, fs_walk, memory, proc_read, udp_flood};
+use crate::{comms, compile, compress, cpu, disk, exec, fs_walk, memory, messaging, ping_flood, proc_read, udp_flood};
 use crate::{Load, LoadError};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -25,10 +25,11 @@ pub const LOADS: &[&str] = &[
     compress::NAME,
     compile::NAME,
     exec::NAME,
+    ping_flood::NAME,
+    messaging::NAME,
 ];
 
-/// Presets and what they contain. `dodiu` needs `ping-flood`, which is not implemented:
-/// asking for it is an error that says so.
+/// Presets and what they contain.
 pub const PRESETS: &[(&str, &str)] = &[
     ("idle", "no load"),
     ("akamina", "comms"),
@@ -36,11 +37,12 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("senoner", "disk (write, read, copy) + proc-read"),
     ("dohell", "proc-read of /proc/interrupts + ps loop + disk + ls -lR loop (xeno-test's dohell)"),
     ("osadl", "udp-flood at 1,000 packets/s + disk at 1 MB/s + memory at 1 MB/s"),
-    ("dodiu", "ping-flood (not implemented yet)"),
+    ("dodiu", "ping-flood (ping -f to 127.0.0.1)"),
 ];
 
 /// Keys whose values are always text, even when they look like numbers.
-const TEXT_KEYS: &[&str] = &["word", "compiler", "optimization", "name_suffix", "root", "parent", "peer", "target"];
+const TEXT_KEYS: &[&str] =
+    &["word", "compiler", "optimization", "name_suffix", "root", "parent", "peer", "target", "transport"];
 
 fn unknown(name: &str) -> LoadError {
     LoadError::Unknown {
@@ -125,6 +127,8 @@ pub fn parse_load_spec(spec: &str) -> Result<Box<dyn Load>, LoadError> {
         compress::NAME => Box::new(compress::CompressLoad::new(params(name, &parts)?)?),
         compile::NAME => Box::new(compile::CompileLoad::new(params(name, &parts)?)?),
         exec::NAME => Box::new(exec::ExecLoad::new(params(name, &parts)?)?),
+        ping_flood::NAME => Box::new(ping_flood::PingFloodLoad::new(params(name, &parts)?)?),
+        messaging::NAME => Box::new(messaging::MessagingLoad::new(params(name, &parts)?)?),
         _ => return Err(unknown(name)),
     })
 }
@@ -175,12 +179,7 @@ pub fn preset(name: &str) -> Result<Vec<Box<dyn Load>>, LoadError> {
             })?),
             Box::new(memory::MemoryLoad::new(memory::MemoryParams { rate_mb_s: Some(1.0), ..Default::default() })?),
         ],
-        "dodiu" => {
-            return Err(LoadError::config(
-                "dodiu",
-                "this preset needs the ping-flood load, which is not implemented yet",
-            ))
-        }
+        "dodiu" => vec![Box::new(ping_flood::PingFloodLoad::new(Default::default())?)],
         _ => return Err(unknown(name)),
     };
     Ok(loads)
@@ -236,9 +235,22 @@ mod tests {
             "proc-read:files=/proc/stat;/proc/meminfo",
             "fs-walk:root=/usr:word=1000",
             "exec:argv=sleep 10",
+            "messaging",
+            "messaging:groups=1:senders=2:receivers=3:message-bytes=1k:transport=pipe",
         ] {
             let load = parse_load_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
             assert_eq!(load.name(), spec.split(':').next().unwrap());
+        }
+    }
+
+    #[test]
+    fn builds_ping_flood_from_specs_or_says_it_needs_cap_net_raw() {
+        for spec in ["ping-flood", "ping-flood:target=127.0.0.1:payload=1000:rate=none:senders=2", "ping-flood:rate=1k"]
+        {
+            match parse_load_spec(spec) {
+                Ok(load) => assert_eq!(load.name(), "ping-flood"),
+                Err(e) => assert!(!e.is_usage_error() && e.to_string().contains("CAP_NET_RAW"), "{spec}: {e}"),
+            }
         }
     }
 
@@ -253,6 +265,13 @@ mod tests {
             ("disk:parent=/proc", "/proc"),
             ("exec:argv=rtlab-no-such-program --x", "rtlab-no-such-program"),
             ("cpu:threads", "KEY=VALUE"),
+            ("ping-flood:payload=70000", "payload"),
+            ("ping-flood:target=localhost", "target"),
+            ("ping-flood:rate=0", "rate"),
+            ("ping-flood:count=5", "count"),
+            ("messaging:transport=udp", "`socket` or `pipe`"),
+            ("messaging:groups=0", "groups"),
+            ("messaging:message_bytes=100k", "message_bytes"),
         ] {
             let err = parse_load_spec(spec).err().unwrap_or_else(|| panic!("{spec} accepted"));
             assert!(err.is_usage_error(), "{spec}: {err}");
@@ -272,8 +291,10 @@ mod tests {
         if exec::find_program("t", "cc").is_ok() {
             assert_eq!(names("regnier"), vec!["disk", "fs-walk", "compress", "compile", "udp-flood"]);
         }
-        let err = preset("dodiu").err().unwrap();
-        assert!(err.to_string().contains("ping-flood"), "{err}");
+        match preset("dodiu") {
+            Ok(_) => assert_eq!(names("dodiu"), vec!["ping-flood"]),
+            Err(e) => assert!(!e.is_usage_error() && e.to_string().contains("CAP_NET_RAW"), "{e}"),
+        }
         assert!(matches!(preset("nope"), Err(LoadError::Unknown { .. })));
     }
 
