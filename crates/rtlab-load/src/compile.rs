@@ -48,7 +48,7 @@ impl Default for CompileParams {
             compiler: "cc".to_string(),
             optimization: "-O2".to_string(),
             functions: 120,
-            parent: std::env::temp_dir(),
+            parent: crate::scratch::default_parent(),
         }
     }
 }

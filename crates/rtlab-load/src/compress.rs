@@ -35,7 +35,7 @@ pub struct CompressParams {
 
 impl Default for CompressParams {
     fn default() -> Self {
-        Self { root: PathBuf::from("/usr/share"), level: 6, parent: std::env::temp_dir() }
+        Self { root: PathBuf::from("/usr/share"), level: 6, parent: crate::scratch::default_parent() }
     }
 }
 

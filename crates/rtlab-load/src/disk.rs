@@ -43,7 +43,7 @@ pub struct DiskParams {
 
 impl Default for DiskParams {
     fn default() -> Self {
-        Self { parent: std::env::temp_dir(), file_mib: 64, sync_every_mib: 8, copy: true, rate_mb_s: None }
+        Self { parent: crate::scratch::default_parent(), file_mib: 64, sync_every_mib: 8, copy: true, rate_mb_s: None }
     }
 }
 

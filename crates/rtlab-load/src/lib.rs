@@ -12,6 +12,8 @@
 //!   [`memory::MemoryLoad`], [`proc_read::ProcReadLoad`], [`fs_walk::FsWalkLoad`],
 //!   [`compress::CompressLoad`], [`compile::CompileLoad`], [`exec::ExecLoad`],
 //!   [`ping_flood::PingFloodLoad`], [`messaging::MessagingLoad`].
+//! - [`host::LoadHost`]: a scenario's loads in a child process of their own (how rtlab runs
+//!   them), and [`host::serve`], the child's side.
 //! - [`preset`] and [`parse_load_spec`]: loads by name (`akamina`, `udp-flood:rate=100000`).
 //!
 //! In-process loads are threads running SCHED_OTHER that poll a stop flag at least every
@@ -25,6 +27,7 @@ pub mod cpu;
 pub mod disk;
 pub mod exec;
 pub mod fs_walk;
+pub mod host;
 pub mod memory;
 pub mod messaging;
 pub mod ping_flood;
@@ -34,7 +37,7 @@ mod spec;
 pub mod udp_flood;
 mod worker;
 
-pub use scratch::remove_stale_scratch;
+pub use scratch::{default_parent as default_scratch_parent, remove_stale_scratch, set_default_scratch_parent};
 pub use spec::{parse_load_list, parse_load_spec, preset, scenario, Scenario, LOADS, PRESETS};
 
 use serde::{Deserialize, Serialize};

@@ -9,6 +9,20 @@ use std::path::{Path, PathBuf};
 
 const PREFIX: &str = "rtlab-load-";
 
+/// Where loads put their scratch directories unless a load's `parent` says otherwise.
+static DEFAULT_PARENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Sets the default parent of scratch directories (`rtlab run --scratch DIR`) for loads built
+/// afterwards; the first call wins. Without it, the system's temporary directory.
+pub fn set_default_scratch_parent(parent: PathBuf) {
+    let _ = DEFAULT_PARENT.set(parent);
+}
+
+/// The default parent of scratch directories.
+pub fn default_parent() -> PathBuf {
+    DEFAULT_PARENT.get().cloned().unwrap_or_else(std::env::temp_dir)
+}
+
 /// Checks, before anything runs, that a scratch directory can be created under `parent`.
 pub(crate) fn check_parent(load: &str, parent: &Path) -> Result<(), LoadError> {
     let meta = std::fs::metadata(parent)

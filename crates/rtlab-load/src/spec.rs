@@ -32,6 +32,7 @@ pub const LOADS: &[&str] = &[
 /// Presets and what they contain.
 pub const PRESETS: &[(&str, &str)] = &[
     ("idle", "no load"),
+    ("mixed", "messaging + udp-flood + disk: rtlab run's default load (scheduler, network softirqs, block I/O)"),
     ("akamina", "comms"),
     ("regnier", "disk + fs-walk + compress + compile + udp-flood"),
     ("senoner", "disk (write, read, copy) + proc-read"),
@@ -180,6 +181,12 @@ pub fn preset(name: &str) -> Result<Vec<Box<dyn Load>>, LoadError> {
             Box::new(memory::MemoryLoad::new(memory::MemoryParams { rate_mb_s: Some(1.0), ..Default::default() })?),
         ],
         "dodiu" => vec![Box::new(ping_flood::PingFloodLoad::new(Default::default())?)],
+        // rteval's idea (hackbench + I/O) with what needs no compiler and no privilege.
+        "mixed" => vec![
+            Box::new(messaging::MessagingLoad::new(Default::default())?),
+            Box::new(udp_flood::UdpFloodLoad::new(Default::default())?),
+            Box::new(disk::DiskLoad::new(disk::DiskParams { file_mib: 32, ..Default::default() })?),
+        ],
         _ => return Err(unknown(name)),
     };
     Ok(loads)

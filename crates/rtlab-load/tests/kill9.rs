@@ -4,7 +4,6 @@
 //! The test runs this test binary a second time in the role of rtlab (ROLE_ENV set), reads
 //! what it started, kills it with SIGKILL and watches /proc.
 
-use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -12,38 +11,12 @@ use std::time::{Duration, Instant};
 
 const ROLE_ENV: &str = "RTLAB_LOAD_TEST_ROLE_PARENT";
 
-/// pid -> (ppid, state) of every process now.
-fn processes() -> HashMap<i32, (i32, char)> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            e.file_name().to_str()?.parse::<i32>().ok()?;
-            let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let p = rtlab_sys::process::parse_proc_stat_line(&text)?;
-            Some((p.pid, (p.ppid, p.state)))
-        })
-        .collect()
-}
-
-/// Every descendant of `root` now (children, their children, ...).
 fn descendants(root: i32) -> Vec<i32> {
-    let all = processes();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(all.iter().filter(|(_, (ppid, _))| *ppid == parent).map(|(pid, _)| *pid));
-        i += 1;
-    }
-    found.remove(0);
-    found
+    rtlab_sys::process::descendants(root).into_iter().map(|p| p.pid).collect()
 }
 
-/// The pids of `pids` still running (zombies are dead: an init that never reaps keeps them).
 fn running(pids: &[i32]) -> Vec<i32> {
-    let all = processes();
-    pids.iter().copied().filter(|pid| all.get(pid).is_some_and(|(_, state)| *state != 'Z')).collect()
+    rtlab_sys::process::still_running(pids)
 }
 
 /// The "rtlab" role: start an exec load that forks, a compile load and a disk load, say so,

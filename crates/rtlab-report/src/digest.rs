@@ -41,6 +41,8 @@ impl MetricDigest {
 /// Figures behind the one-line conclusion.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Conclusion {
+    /// The scenario these figures come from (the worst one, for the run's conclusion).
+    pub scenario: String,
     pub metric: String,
     pub samples: u64,
     pub worst_ns: i64,
@@ -50,43 +52,101 @@ pub struct Conclusion {
     pub shortest_period_ns: i64,
 }
 
+/// The digest of one load scenario.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunDigest {
+pub struct ScenarioDigest {
+    pub name: String,
+    /// Loads ran in this scenario.
+    pub loaded: bool,
+    /// A load stopped working before the end: not measured under the full load.
+    pub load_failure: Option<String>,
     pub metrics: Vec<MetricDigest>,
     /// Exceedance of the p99.999 threshold of the main metric, all CPUs together.
     pub exceedance: Option<Exceedance>,
     pub conclusion: Option<Conclusion>,
 }
 
+impl ScenarioDigest {
+    /// The digest of `metric`, if measured.
+    pub fn metric(&self, metric: &str) -> Option<&MetricDigest> {
+        self.metrics.iter().find(|m| m.metric == metric)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunDigest {
+    /// One digest per scenario, in the order measured.
+    pub scenarios: Vec<ScenarioDigest>,
+    /// The conclusion of the scenario with the worst main-metric maximum: a machine is
+    /// judged by its worst condition.
+    pub conclusion: Option<Conclusion>,
+}
+
 impl RunDigest {
     pub fn of(run: &RunResult) -> Result<RunDigest, ReportError> {
-        let mut metrics = Vec::new();
-        for name in run.metrics() {
-            let measurements: Vec<&Measurement> = run.measurements_of(name).collect();
-            let mut rows: Vec<MetricRow> = measurements.iter().map(|m| row_of(m)).collect();
-            if measurements.len() > 1 {
-                rows.push(combined_row(&measurements)?);
-            }
-            metrics.push(MetricDigest { metric: name.to_string(), rows });
+        let mut scenarios = Vec::new();
+        for scenario in &run.scenarios {
+            scenarios.push(scenario_digest(run, &scenario.name, scenario.is_loaded(), &scenario.load_failure)?);
         }
-        let main = metrics.first();
-        let exceedance = main.and_then(|d| {
-            let row = d.overall();
-            let s = row.summary.as_ref()?;
-            Exceedance::new(0.99999, s.p99_999, row.sample_rate_hz, row.count)
-        });
-        let conclusion = main.and_then(|d| {
-            let s = d.overall().summary.as_ref()?;
-            Some(Conclusion {
-                metric: d.metric.clone(),
-                samples: s.count,
-                worst_ns: s.max,
-                p99_9_ns: s.p99_9,
-                shortest_period_ns: (s.max.max(0) as f64 / LATENCY_SHARE_OF_PERIOD).ceil() as i64,
-            })
-        });
-        Ok(RunDigest { metrics, exceedance, conclusion })
+        let conclusion = scenarios.iter().filter_map(|s| s.conclusion.clone()).max_by_key(|c| c.worst_ns);
+        Ok(RunDigest { scenarios, conclusion })
     }
+
+    /// Metric names in first-seen order over all scenarios.
+    pub fn metrics(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for m in self.scenarios.iter().flat_map(|s| &s.metrics) {
+            if !names.contains(&m.metric.as_str()) {
+                names.push(&m.metric);
+            }
+        }
+        names
+    }
+}
+
+fn scenario_digest(
+    run: &RunResult,
+    name: &str,
+    loaded: bool,
+    load_failure: &Option<String>,
+) -> Result<ScenarioDigest, ReportError> {
+    let mut metrics = Vec::new();
+    for metric in run.metrics() {
+        let measurements: Vec<&Measurement> = run.measurements_of(name, metric).collect();
+        if measurements.is_empty() {
+            continue;
+        }
+        let mut rows: Vec<MetricRow> = measurements.iter().map(|m| row_of(m)).collect();
+        if measurements.len() > 1 {
+            rows.push(combined_row(&measurements)?);
+        }
+        metrics.push(MetricDigest { metric: metric.to_string(), rows });
+    }
+    let main = metrics.first();
+    let exceedance = main.and_then(|d| {
+        let row = d.overall();
+        let s = row.summary.as_ref()?;
+        Exceedance::new(0.99999, s.p99_999, row.sample_rate_hz, row.count)
+    });
+    let conclusion = main.and_then(|d| {
+        let s = d.overall().summary.as_ref()?;
+        Some(Conclusion {
+            scenario: name.to_string(),
+            metric: d.metric.clone(),
+            samples: s.count,
+            worst_ns: s.max,
+            p99_9_ns: s.p99_9,
+            shortest_period_ns: (s.max.max(0) as f64 / LATENCY_SHARE_OF_PERIOD).ceil() as i64,
+        })
+    });
+    Ok(ScenarioDigest {
+        name: name.to_string(),
+        loaded,
+        load_failure: load_failure.clone(),
+        metrics,
+        exceedance,
+        conclusion,
+    })
 }
 
 fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {

@@ -4,6 +4,8 @@ use crate::digest::{Conclusion, MetricDigest, RunDigest};
 use crate::model::RunResult;
 use crate::{Exporter, ReportError};
 use rtlab_analysis::exceedance::Exceedance;
+use rtlab_load::LoadReport;
+use rtlab_sys::activity::Activity;
 use rtlab_sys::sysinfo::Distortion;
 use serde::Serialize;
 
@@ -27,10 +29,22 @@ struct SummaryDocument<'a> {
     interrupted: bool,
     simulated: bool,
     duration_s: f64,
-    metrics: Vec<MetricDigest>,
-    exceedance: Option<Exceedance>,
+    scenarios: Vec<ScenarioSummary<'a>>,
+    /// Of the scenario with the worst main-metric maximum.
     conclusion: Option<Conclusion>,
     warnings: &'a [Distortion],
+}
+
+#[derive(Serialize)]
+struct ScenarioSummary<'a> {
+    name: &'a str,
+    loaded: bool,
+    load_failure: Option<&'a str>,
+    duration_s: f64,
+    loads: &'a [LoadReport],
+    activity: Option<&'a Activity>,
+    metrics: Vec<MetricDigest>,
+    exceedance: Option<Exceedance>,
 }
 
 impl Exporter for JsonSummary {
@@ -45,8 +59,21 @@ impl Exporter for JsonSummary {
             interrupted: run.interrupted,
             simulated: run.simulated,
             duration_s: run.duration_s,
-            metrics: digest.metrics,
-            exceedance: digest.exceedance,
+            scenarios: run
+                .scenarios
+                .iter()
+                .zip(digest.scenarios)
+                .map(|(s, d)| ScenarioSummary {
+                    name: &s.name,
+                    loaded: s.is_loaded(),
+                    load_failure: s.load_failure.as_deref(),
+                    duration_s: s.duration_s,
+                    loads: &s.loads,
+                    activity: s.activity.as_ref(),
+                    metrics: d.metrics,
+                    exceedance: d.exceedance,
+                })
+                .collect(),
             conclusion: digest.conclusion,
             warnings: &run.warnings,
         };

@@ -29,10 +29,9 @@ pub struct RunResult {
     pub realtime: RealtimeStatus,
     pub host: SystemInfo,
     pub experiment: Experiment,
-    /// Loads that ran during the measurement (none yet: unloaded runs).
-    pub loads: Vec<serde_json::Value>,
-    /// System activity during the measurement window.
-    pub activity: Option<Activity>,
+    /// The load scenarios, in the order they were measured ("idle", then "mixed", ...).
+    /// Every measurement names one of them.
+    pub scenarios: Vec<Scenario>,
     pub measurements: Vec<Measurement>,
     /// What on this host may distort the results.
     pub warnings: Vec<Distortion>,
@@ -80,6 +79,44 @@ pub struct Experiment {
     pub histogram_max_ns: u64,
     pub raw: bool,
     pub dma_latency: bool,
+    /// Load scenarios as asked ("idle", "regnier", "cpu+proc-read"), measured one after the
+    /// other, each for the whole duration (or sample count).
+    pub loads: Vec<String>,
+    /// Scenario presets of the experiment file: name -> loads ("disk+proc-read").
+    #[serde(default)]
+    pub presets: std::collections::BTreeMap<String, String>,
+    /// CPUs the loads may run on; None = every online CPU.
+    pub load_cpus: Option<Vec<usize>>,
+    /// Time between starting a scenario's loads and starting to measure.
+    pub settle_ns: u64,
+}
+
+/// One load scenario of a run: the loads that ran, what they achieved, and what the system
+/// did meanwhile. An unloaded scenario ("idle") has no loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// As asked: a preset ("akamina"), a load spec, or loads joined with "+".
+    pub name: String,
+    /// One entry per load, with its resolved parameters and achieved intensity.
+    pub loads: Vec<rtlab_load::LoadReport>,
+    /// Set when a load stopped working before the measurement ended (it died, or its
+    /// program exited): this scenario's measurements were not taken under the full load.
+    pub load_failure: Option<String>,
+    /// Seconds the loads ran before measuring began.
+    pub settle_s: f64,
+    /// Wall time spent sampling in this scenario, in seconds.
+    pub duration_s: f64,
+    /// The scenario was cut short by SIGINT/SIGTERM.
+    pub interrupted: bool,
+    /// System activity during this scenario's measurement window.
+    pub activity: Option<Activity>,
+}
+
+impl Scenario {
+    /// True when loads ran (anything but an empty scenario such as "idle").
+    pub fn is_loaded(&self) -> bool {
+        !self.loads.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +127,8 @@ pub struct Resources {
 /// One metric of one probe thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
+    /// Name of the [`Scenario`] this was measured under.
+    pub scenario: String,
     pub probe: String,
     /// "probe.metric", e.g. "timer.latency".
     pub metric: String,
@@ -144,8 +183,16 @@ impl RunResult {
 
     /// Internal consistency: what a damaged or hand-edited file would break.
     pub fn check(&self) -> Result<(), String> {
+        for (i, s) in self.scenarios.iter().enumerate() {
+            if self.scenarios[..i].iter().any(|earlier| earlier.name == s.name) {
+                return Err(format!("scenario {:?} appears twice", s.name));
+            }
+        }
         for m in &self.measurements {
-            let what = format!("measurement {} on CPU {}", m.metric, m.cpu);
+            let what = format!("measurement {} on CPU {} (scenario {:?})", m.metric, m.cpu, m.scenario);
+            if self.scenario(&m.scenario).is_none() {
+                return Err(format!("{what}: no such scenario in \"scenarios\""));
+            }
             let histogram = LatencyHistogram::decode(&m.histogram).map_err(|e| format!("{what}: {e}"))?;
             if histogram.count() != m.count || m.moments.count != m.count {
                 return Err(format!(
@@ -178,9 +225,18 @@ impl RunResult {
         Ok(path)
     }
 
-    /// Measurements of one metric, in CPU order.
-    pub fn measurements_of<'a>(&'a self, metric: &'a str) -> impl Iterator<Item = &'a Measurement> + 'a {
-        self.measurements.iter().filter(move |m| m.metric == metric)
+    /// Measurements of one metric in one scenario, in CPU order.
+    pub fn measurements_of<'a>(
+        &'a self,
+        scenario: &'a str,
+        metric: &'a str,
+    ) -> impl Iterator<Item = &'a Measurement> + 'a {
+        self.measurements.iter().filter(move |m| m.scenario == scenario && m.metric == metric)
+    }
+
+    /// The scenario named `name`.
+    pub fn scenario(&self, name: &str) -> Option<&Scenario> {
+        self.scenarios.iter().find(|s| s.name == name)
     }
 
     /// Metric names in first-seen order.

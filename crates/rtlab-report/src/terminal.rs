@@ -1,10 +1,11 @@
 //! The terminal summary printed at the end of `rtlab run`.
 
 use crate::digest::{MetricRow, RunDigest, LATENCY_SHARE_OF_PERIOD};
-use crate::model::RunResult;
+use crate::model::{RunResult, Scenario};
 use crate::{Exporter, ReportError};
 use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_us, format_us_f};
+use rtlab_sys::activity::Activity;
 use std::fmt::Write;
 
 /// Tables per metric (per CPU and all CPUs), the exceedance statement, the environment
@@ -37,7 +38,8 @@ fn trim(v: f64) -> String {
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
-fn thousands(n: u64) -> String {
+/// "1,500,000".
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -86,14 +88,148 @@ fn table_row(out: &mut String, row: &MetricRow) {
     out.push('\n');
 }
 
+/// "950", "12.3k", "1.20M": a rate for people.
+pub fn format_rate(per_s: f64) -> String {
+    if per_s >= 1e6 {
+        format!("{:.2}M", per_s / 1e6)
+    } else if per_s >= 1e4 {
+        format!("{:.0}k", per_s / 1e3)
+    } else if per_s >= 1e3 {
+        format!("{:.1}k", per_s / 1e3)
+    } else {
+        format!("{per_s:.0}")
+    }
+}
+
+/// "12.5" or "180k": a figure of achieved load.
+fn format_amount(value: f64) -> String {
+    if value.abs() >= 1e4 {
+        format_rate(value)
+    } else if value.abs() >= 100.0 || value == value.trunc() {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+fn metric_table(out: &mut String, metric: &crate::digest::MetricDigest) {
+    let _ = writeln!(out, "\n{} (µs)", metric_title(&metric.metric));
+    let _ = write!(out, "  {:>4} {:>10} {:>8} {:>6}", "CPU", COLUMNS[0], COLUMNS[1], COLUMNS[2]);
+    for c in &COLUMNS[3..] {
+        let _ = write!(out, " {c:>8}");
+    }
+    out.push('\n');
+    for row in &metric.rows {
+        table_row(out, row);
+    }
+}
+
+/// The loads of a scenario and what each achieved: rates, then CPU time.
+fn loads_lines(out: &mut String, scenario: &Scenario) {
+    for load in &scenario.loads {
+        let figures: Vec<String> = load
+            .achieved
+            .iter()
+            .filter(|i| i.unit.ends_with("/s") || i.unit.ends_with("/min") || i.unit == "CPUs")
+            .take(4)
+            .map(|i| format!("{} {}", format_amount(i.value), i.name))
+            .collect();
+        let cpu = load.cpu_seconds.map(|c| format!(" · {c:.1} CPU-s")).unwrap_or_default();
+        let _ = writeln!(out, "  {:<12} {}{cpu}", load.name, figures.join(", "));
+        if let Some(why) = &load.died_early {
+            let _ = writeln!(out, "  !! {} stopped early: {why}", load.name);
+        }
+    }
+}
+
+/// One line of system activity: the busiest interrupt and softirq lines, context switches
+/// and CPU use, so a reader sees that a load was there ("IRQ 24 95k/s").
+pub fn activity_line(activity: &Activity) -> String {
+    let top = |rates: &[rtlab_sys::activity::IrqRate], irq_prefix: bool| -> String {
+        rates
+            .iter()
+            .take(3)
+            .map(|r| {
+                let id = if irq_prefix && r.irq.chars().all(|c| c.is_ascii_digit()) {
+                    format!("IRQ {}", r.irq)
+                } else {
+                    r.irq.clone()
+                };
+                format!("{id} {}/s", format_rate(r.per_s))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let total_irq: f64 = activity.interrupts_per_s.iter().map(|r| r.per_s).sum();
+    let busy: Vec<String> = activity.cpus.iter().map(|c| format!("{:.0} %", c.busy * 100.0)).collect();
+    let steal = activity.cpus.iter().map(|c| c.steal).fold(0.0, f64::max);
+    let mut line = format!("interrupts {}/s ({})", format_rate(total_irq), top(&activity.interrupts_per_s, true));
+    if !activity.softirqs_per_s.is_empty() {
+        let _ = write!(line, "; softirqs {}", top(&activity.softirqs_per_s, false));
+    }
+    let _ = write!(
+        line,
+        "; {} context switches/s; CPU busy {}; steal up to {:.0} %",
+        format_rate(activity.context_switches_per_s),
+        busy.join(" / "),
+        steal * 100.0
+    );
+    line
+}
+
+/// Statistics of the side-by-side table: label and how to read it from a row.
+const SIDE_BY_SIDE: [&str; 9] = ["samples", "min", "mean", "p50", "p99", "p99.9", "p99.999", "max", "overruns"];
+
+fn side_by_side_cell(row: &MetricRow, statistic: &str) -> String {
+    let Some(s) = &row.summary else { return "-".into() };
+    match statistic {
+        "samples" => thousands(row.count),
+        "overruns" => thousands(row.overruns),
+        "min" => format_us(s.min),
+        "mean" => format_us_f(s.mean),
+        "p50" => format_us(s.p50),
+        "p99" => format_us(s.p99),
+        "p99.9" => format_us(s.p99_9),
+        "p99.999" => format_us(s.p99_999),
+        _ => format_us(s.max),
+    }
+}
+
+/// One column per scenario, the statistics of all CPUs together.
+fn side_by_side(out: &mut String, digest: &RunDigest) {
+    let width = digest.scenarios.iter().map(|s| s.name.chars().count()).max().unwrap_or(0).max(10);
+    let _ = write!(out, "\nSide by side, all CPUs (µs) {:>10}", "");
+    for s in &digest.scenarios {
+        let _ = write!(out, " {:>width$}", s.name);
+    }
+    out.push('\n');
+    for metric in digest.metrics() {
+        let title = metric_title(metric);
+        for (i, statistic) in SIDE_BY_SIDE.iter().enumerate() {
+            let label = if i == 0 { title.as_str() } else { "" };
+            let _ = write!(out, "  {label:<16} {statistic:>20}");
+            for s in &digest.scenarios {
+                let cell = s.metric(metric).map(|m| side_by_side_cell(m.overall(), statistic));
+                let _ = write!(out, " {:>width$}", cell.unwrap_or_else(|| "-".into()));
+            }
+            out.push('\n');
+        }
+    }
+}
+
 impl Exporter for TerminalSummary {
     fn export(&self, run: &RunResult) -> Result<String, ReportError> {
         let digest = RunDigest::of(run)?;
         let mut out = String::new();
         let e = &run.experiment;
+        let scenarios = if run.scenarios.len() > 1 {
+            format!(" · {} scenarios ({})", run.scenarios.len(), e.loads.join(", "))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "rtlab {} · {} · {} CPU{} · interval {} · {} · {:.1} s{}",
+            "rtlab {} · {} · {} CPU{} · interval {} · {}{scenarios} · {:.1} s{}",
             run.label,
             e.probes.join(", "),
             e.cpus.len(),
@@ -109,41 +245,69 @@ impl Exporter for TerminalSummary {
         if run.interrupted {
             out.push_str("!! INTERRUPTED: partial results, the run was stopped before its end.\n");
         }
-        for metric in &digest.metrics {
-            let _ = writeln!(out, "\n{} (µs)", metric_title(&metric.metric));
-            let _ = write!(out, "  {:>4} {:>10} {:>8} {:>6}", "CPU", COLUMNS[0], COLUMNS[1], COLUMNS[2]);
-            for c in &COLUMNS[3..] {
-                let _ = write!(out, " {c:>8}");
+        // A single unloaded scenario needs no heading: the run is just "the measurement".
+        let headings = run.scenarios.len() > 1 || run.scenarios.iter().any(Scenario::is_loaded);
+        for (scenario, sd) in run.scenarios.iter().zip(&digest.scenarios) {
+            if headings {
+                let loads = if scenario.is_loaded() {
+                    scenario.loads.iter().map(|l| l.name.as_str()).collect::<Vec<_>>().join(" + ")
+                } else {
+                    "no load".into()
+                };
+                let settle = if scenario.is_loaded() {
+                    format!(" · settled {:.1} s", scenario.settle_s)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(out, "\n== {}: {loads}{settle} · {:.1} s ==", scenario.name, scenario.duration_s);
+                if scenario.is_loaded() {
+                    out.push_str("Loads achieved:\n");
+                    loads_lines(&mut out, scenario);
+                }
+                if let Some(why) = &scenario.load_failure {
+                    let _ =
+                        writeln!(out, "!! NOT FULLY LOADED: {why}; these measurements do not show the loaded case.");
+                }
+                if scenario.interrupted {
+                    out.push_str("!! This scenario was interrupted.\n");
+                }
+            }
+            for metric in &sd.metrics {
+                metric_table(&mut out, metric);
             }
             out.push('\n');
-            for row in &metric.rows {
-                table_row(&mut out, row);
+            if let Some(a) = &scenario.activity {
+                let _ = writeln!(out, "Activity: {}", activity_line(a));
             }
-        }
-        if let Some(x) = &digest.exceedance {
-            let _ = writeln!(
-                out,
-                "\nExceedance: one sample in 100,000 exceeds the p99.999 threshold of {} µs; at {} samples/s (all CPUs) that is once every {}.",
-                format_us(x.threshold_ns),
-                thousands(x.sample_rate_hz.round() as u64),
-                format_interval(x.interval_s)
-            );
-            if !x.is_supported() {
+            if let Some(x) = &sd.exceedance {
                 let _ = writeln!(
                     out,
-                    "  This run has {} samples, fewer than the {} that put 10 samples above it: the p99.999 here is close to the maximum.",
-                    thousands(x.samples),
-                    thousands(x.samples_for_support)
+                    "Exceedance: one sample in 100,000 exceeds the p99.999 threshold of {} µs; at {} samples/s (all CPUs) that is once every {}.",
+                    format_us(x.threshold_ns),
+                    thousands(x.sample_rate_hz.round() as u64),
+                    format_interval(x.interval_s)
+                );
+                if !x.is_supported() {
+                    let _ = writeln!(
+                        out,
+                        "  This {} has {} samples, fewer than the {} that put 10 samples above it: the p99.999 here is close to the maximum.",
+                        if run.scenarios.len() > 1 { "scenario" } else { "run" },
+                        thousands(x.samples),
+                        thousands(x.samples_for_support)
+                    );
+                }
+            }
+            let lost: u64 = sd.metrics.first().map(|m| m.overall().lost).unwrap_or(0);
+            if lost > 0 {
+                let _ = writeln!(
+                    out,
+                    "!! {} raw samples were lost (the writer fell behind); histograms are complete.",
+                    thousands(lost)
                 );
             }
         }
-        let lost: u64 = digest.metrics.first().map(|m| m.overall().lost).unwrap_or(0);
-        if lost > 0 {
-            let _ = writeln!(
-                out,
-                "\n!! {} raw samples were lost (the writer fell behind); histograms are complete.",
-                thousands(lost)
-            );
+        if digest.scenarios.len() > 1 {
+            side_by_side(&mut out, &digest);
         }
         if !run.warnings.is_empty() {
             out.push_str("\nThis host may distort the results:\n");
@@ -157,9 +321,14 @@ impl Exporter for TerminalSummary {
                 (true, true) => "Conclusion (interrupted run)",
                 (true, false) => "Conclusion",
             };
+            let under = if digest.scenarios.len() > 1 {
+                format!("under {} (the worst scenario), ", c.scenario)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "\n{prefix}: {} was at most {} µs over {} samples (99.9 % within {} µs); by Akamina's {:.0} % rule this machine suits periodic tasks of {} or longer.",
+                "\n{prefix}: {under}{} was at most {} µs over {} samples (99.9 % within {} µs); by Akamina's {:.0} % rule this machine suits periodic tasks of {} or longer.",
                 metric_title(&c.metric).to_lowercase(),
                 format_us(c.worst_ns),
                 thousands(c.samples),

@@ -1,12 +1,14 @@
 //! Snapshot tests of the exporters on a saved result (a run.json made by a simulated run,
 //! `rtlab run --simulate 42 --samples 5000 --label fixture`, under tests/fixtures/) and on
 //! variants of it built in code, one per branch of the output: single CPU, real-time,
-//! interrupted, host warnings, lost raw samples, no samples at all.
+//! interrupted, host warnings, lost raw samples, no samples at all. A second fixture holds
+//! two scenarios (`--simulate 7 --samples 3000 --load idle,cpu:threads=1+proc-read`, with
+//! activity figures written in by hand, since a simulated run records none).
 
 use rtlab_analysis::{LatencyHistogram, Moments};
 use rtlab_report::json::JsonSummary;
 use rtlab_report::model::RunResult;
-use rtlab_report::terminal::TerminalSummary;
+use rtlab_report::terminal::{thousands, TerminalSummary};
 use rtlab_report::Exporter;
 use rtlab_sys::sysinfo::Distortion;
 use std::path::{Path, PathBuf};
@@ -128,9 +130,9 @@ fn exporters_are_pure() {
 fn json_summary_agrees_with_the_measurements() {
     let run = fixture();
     let doc: serde_json::Value = serde_json::from_str(&JsonSummary::default().export(&run).unwrap()).unwrap();
-    for metric in doc["metrics"].as_array().unwrap() {
+    for metric in doc["scenarios"][0]["metrics"].as_array().unwrap() {
         let name = metric["metric"].as_str().unwrap();
-        let saved: Vec<_> = run.measurements_of(name).collect();
+        let saved: Vec<_> = run.measurements_of("idle", name).collect();
         let rows = metric["rows"].as_array().unwrap();
         assert_eq!(rows.len(), saved.len() + 1);
         for (row, m) in rows.iter().zip(&saved) {
@@ -186,4 +188,54 @@ fn save_and_load_round_trip() {
     changed.label = "changed".into();
     changed.save(dir.path()).unwrap();
     assert_eq!(RunResult::load(dir.path()).unwrap().label, "changed");
+}
+
+fn two_scenarios() -> RunResult {
+    RunResult::load(&fixture_path("simulated-two-scenarios.run.json")).expect("the fixture loads")
+}
+
+#[test]
+fn terminal_summary_of_two_scenarios() {
+    insta::assert_snapshot!("terminal_two_scenarios", TerminalSummary.export(&two_scenarios()).unwrap());
+}
+
+#[test]
+fn json_summary_of_two_scenarios() {
+    insta::assert_snapshot!("json_two_scenarios", JsonSummary::default().export(&two_scenarios()).unwrap());
+}
+
+/// Side by side: one column per scenario, the figures of each scenario's all-CPUs row; the
+/// conclusion speaks of the worse scenario.
+#[test]
+fn two_scenarios_side_by_side_and_worst_conclusion() {
+    let run = two_scenarios();
+    let digest = rtlab_report::digest::RunDigest::of(&run).unwrap();
+    assert_eq!(digest.scenarios.len(), 2);
+    assert!(!digest.scenarios[0].loaded && digest.scenarios[1].loaded);
+    let worst = digest.scenarios.iter().max_by_key(|s| s.metrics[0].overall().summary.as_ref().unwrap().max).unwrap();
+    let conclusion = digest.conclusion.as_ref().unwrap();
+    assert_eq!(conclusion.scenario, worst.name);
+    let text = TerminalSummary.export(&run).unwrap();
+    let header = text.lines().find(|l| l.starts_with("Side by side")).expect("a side-by-side table");
+    assert!(header.contains("idle") && header.contains("cpu:threads=1+proc-read"), "{header}");
+    for s in &digest.scenarios {
+        let count = s.metrics[0].overall().count;
+        let samples_row = text.lines().find(|l| l.trim_start().starts_with("Timer latency") && l.contains("samples"));
+        let samples_row = samples_row.expect("a samples row");
+        assert!(samples_row.contains(&thousands(count)), "{samples_row} lacks {count}");
+    }
+    assert!(text.contains("Loads achieved:") && text.contains("proc-read"));
+    assert!(text.contains("IRQ 24 95k/s") && text.contains("NET_RX 180k/s"), "{text}");
+}
+
+/// A measurement naming a scenario that run.json does not have is refused.
+#[test]
+fn measurement_of_an_unknown_scenario_is_refused() {
+    let mut run = two_scenarios();
+    run.measurements[0].scenario = "nowhere".into();
+    let err = run.check().unwrap_err();
+    assert!(err.contains("nowhere"), "{err}");
+    let mut run = two_scenarios();
+    run.scenarios[1].name = "idle".into();
+    assert!(run.check().unwrap_err().contains("twice"));
 }

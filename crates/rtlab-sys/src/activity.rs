@@ -9,6 +9,9 @@ pub struct ActivitySnapshot {
     pub taken_ns: u64,
     /// One entry per /proc/interrupts line: (line id "24" / "LOC", description, total over CPUs).
     pub interrupts: Vec<(String, String, u64)>,
+    /// One entry per /proc/softirqs line ("NET_RX", "", total over CPUs): loopback network
+    /// traffic shows here, not in /proc/interrupts.
+    pub softirqs: Vec<(String, String, u64)>,
     /// `ctxt` from /proc/stat.
     pub context_switches: u64,
     /// Per CPU jiffies from /proc/stat "cpuN" lines.
@@ -50,8 +53,13 @@ impl ActivitySnapshot {
         let stat_text =
             std::fs::read_to_string("/proc/stat").map_err(|e| crate::SysError::from_io("read /proc/stat", e))?;
         let interrupts = parse_interrupts(&interrupts_text)?;
+        // Same layout as /proc/interrupts; older kernels or containers may not have it.
+        let softirqs = match std::fs::read_to_string("/proc/softirqs") {
+            Ok(text) => parse_interrupts(&text)?,
+            Err(_) => Vec::new(),
+        };
         let (context_switches, cpu_times) = parse_proc_stat(&stat_text)?;
-        Ok(Self { taken_ns: crate::clock::monotonic_ns(), interrupts, context_switches, cpu_times })
+        Ok(Self { taken_ns: crate::clock::monotonic_ns(), interrupts, softirqs, context_switches, cpu_times })
     }
 }
 
@@ -149,6 +157,9 @@ pub struct Activity {
     pub window_s: f64,
     /// Lines with a non-zero rate, highest first.
     pub interrupts_per_s: Vec<IrqRate>,
+    /// /proc/softirqs lines with a non-zero rate, highest first (`name` is empty).
+    #[serde(default)]
+    pub softirqs_per_s: Vec<IrqRate>,
     pub context_switches_per_s: f64,
     pub cpus: Vec<CpuActivity>,
 }
@@ -168,17 +179,21 @@ pub fn activity_between(earlier: &ActivitySnapshot, later: &ActivitySnapshot) ->
         }
     };
 
-    let mut interrupts_per_s: Vec<IrqRate> = later
-        .interrupts
-        .iter()
-        .filter_map(|(id, name, count)| {
-            let before = earlier.interrupts.iter().find(|(eid, _, _)| eid == id).map_or(0, |(_, _, c)| *c);
-            let delta = count.saturating_sub(before);
-            (delta > 0).then(|| IrqRate { irq: id.clone(), name: name.clone(), per_s: rate(delta) })
-        })
-        .collect();
-    // Stable sort: equal rates keep /proc/interrupts order.
-    interrupts_per_s.sort_by(|a, b| b.per_s.total_cmp(&a.per_s));
+    let line_rates = |earlier: &[(String, String, u64)], later: &[(String, String, u64)]| {
+        let mut rates: Vec<IrqRate> = later
+            .iter()
+            .filter_map(|(id, name, count)| {
+                let before = earlier.iter().find(|(eid, _, _)| eid == id).map_or(0, |(_, _, c)| *c);
+                let delta = count.saturating_sub(before);
+                (delta > 0).then(|| IrqRate { irq: id.clone(), name: name.clone(), per_s: rate(delta) })
+            })
+            .collect();
+        // Stable sort: equal rates keep the file's order.
+        rates.sort_by(|a, b| b.per_s.total_cmp(&a.per_s));
+        rates
+    };
+    let interrupts_per_s = line_rates(&earlier.interrupts, &later.interrupts);
+    let softirqs_per_s = line_rates(&earlier.softirqs, &later.softirqs);
 
     let cpus = later
         .cpu_times
@@ -201,6 +216,7 @@ pub fn activity_between(earlier: &ActivitySnapshot, later: &ActivitySnapshot) ->
     Activity {
         window_s,
         interrupts_per_s,
+        softirqs_per_s,
         context_switches_per_s: rate(later.context_switches.saturating_sub(earlier.context_switches)),
         cpus,
     }
@@ -294,6 +310,7 @@ processes 3008
                 ("24".into(), "ttyS0".into(), 5),
                 ("NMI".into(), "Non-maskable interrupts".into(), 0),
             ],
+            softirqs: vec![("NET_RX".into(), String::new(), 10), ("TIMER".into(), String::new(), 7)],
             context_switches: 1000,
             cpu_times: vec![cpu(0, 100, 100, 10, 0), cpu(1, 0, 50, 0, 0)],
         };
@@ -304,6 +321,7 @@ processes 3008
                 ("24".into(), "ttyS0".into(), 9),
                 ("NMI".into(), "Non-maskable interrupts".into(), 0),
             ],
+            softirqs: vec![("NET_RX".into(), String::new(), 410), ("TIMER".into(), String::new(), 7)],
             context_switches: 1600,
             // cpu0: +60 user, +20 idle, +10 iowait, +10 steal over 100 jiffies.
             cpu_times: vec![cpu(0, 160, 120, 20, 10), cpu(1, 0, 50, 0, 0)],
@@ -316,6 +334,8 @@ processes 3008
         assert_eq!(a.interrupts_per_s[0].per_s, 1000.0);
         assert_eq!(a.interrupts_per_s[1].irq, "24");
         assert_eq!(a.interrupts_per_s[1].per_s, 2.0);
+        assert_eq!(a.softirqs_per_s.len(), 1, "zero-delta TIMER dropped");
+        assert_eq!((a.softirqs_per_s[0].irq.as_str(), a.softirqs_per_s[0].per_s), ("NET_RX", 200.0));
         assert_eq!(a.cpus.len(), 2);
         assert!((a.cpus[0].busy - 0.6).abs() < 1e-12);
         assert!((a.cpus[0].steal - 0.1).abs() < 1e-12);
@@ -327,6 +347,7 @@ processes 3008
         let s = ActivitySnapshot {
             taken_ns: 5,
             interrupts: vec![("LOC".into(), String::new(), 10)],
+            softirqs: Vec::new(),
             context_switches: 10,
             cpu_times: vec![cpu(0, 10, 10, 10, 0)],
         };

@@ -333,6 +333,11 @@ pub fn parse_proc_stat_line(text: &str) -> Option<ProcessEntry> {
 /// Every process now in /proc whose process group is `pgid`, zombies included (check
 /// `state == 'Z'`). Processes that vanish during the scan are skipped.
 pub fn process_group_members(pgid: i32) -> Vec<ProcessEntry> {
+    all_processes().into_iter().filter(|p| p.pgrp == pgid).collect()
+}
+
+/// Every process now in /proc, zombies included.
+pub fn all_processes() -> Vec<ProcessEntry> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -342,8 +347,27 @@ pub fn process_group_members(pgid: i32) -> Vec<ProcessEntry> {
         let text = std::fs::read_to_string(entry.path().join("stat")).ok()?;
         parse_proc_stat_line(&text)
     })
-    .filter(|p| p.pgrp == pgid)
     .collect()
+}
+
+/// Every descendant of `root` now (children, their children, ...), zombies included.
+pub fn descendants(root: i32) -> Vec<ProcessEntry> {
+    let all = all_processes();
+    let mut found: Vec<ProcessEntry> = Vec::new();
+    let mut parents = vec![root];
+    while let Some(parent) = parents.pop() {
+        for p in all.iter().filter(|p| p.ppid == parent) {
+            parents.push(p.pid);
+            found.push(p.clone());
+        }
+    }
+    found
+}
+
+/// The pids of `pids` still running now (a zombie is dead: an init that never reaps keeps it).
+pub fn still_running(pids: &[i32]) -> Vec<i32> {
+    let all = all_processes();
+    pids.iter().copied().filter(|pid| all.iter().any(|p| p.pid == *pid && p.state != 'Z')).collect()
 }
 
 /// CPU time consumed so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`). In-process

@@ -173,6 +173,28 @@ impl AffinityGuard {
     }
 }
 
+/// Restricts the calling thread to `cpus` for good (threads and processes it starts
+/// afterwards inherit the mask): how a process of loads is kept to `--load-cpus`.
+pub fn restrict_current_thread(cpus: &[usize]) -> crate::Result<()> {
+    let mut set = empty_cpu_set();
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(crate::SysError::Invalid(format!(
+                "CPU {cpu} is beyond the largest CPU number supported ({})",
+                libc::CPU_SETSIZE - 1
+            )));
+        }
+        // SAFETY: `cpu` < CPU_SETSIZE was checked above, so the bit index is inside the set.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    set_affinity(&set).map_err(|e| match e {
+        crate::SysError::Os { source, .. } if source.raw_os_error() == Some(libc::EINVAL) => crate::SysError::Invalid(
+            format!("cannot run on CPUs {cpus:?}: none is online and in this process's cpuset ({source})"),
+        ),
+        other => other,
+    })
+}
+
 impl Drop for AffinityGuard {
     fn drop(&mut self) {
         // The previous mask was valid when read; failure (CPUs hot-unplugged since) leaves

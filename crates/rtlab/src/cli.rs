@@ -19,46 +19,79 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+// Parsed once per process: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Measure (default: timer latency on every CPU for 30 s)
+    /// Measure (default: timer latency on every CPU, 20 s unloaded then 20 s loaded)
     Run(RunArgs),
     /// Print what this host is and what on it may distort results
     Sysinfo(SysinfoArgs),
     /// Export a run's raw samples for other tools
     Export(ExportArgs),
+    /// Runs one load scenario for `rtlab run` (internal: started by rtlab itself)
+    #[command(name = "__load-host", hide = true)]
+    LoadHost(LoadHostArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Args)]
+pub struct LoadHostArgs {
+    #[arg(long)]
+    pub scenario: String,
+    #[arg(long)]
+    pub cpus: Option<String>,
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PolicyArg {
     Fifo,
     Rr,
     Other,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
-    /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i)
-    #[arg(long, short = 'i', default_value = "1ms")]
-    pub interval: String,
+    /// Experiment file (TOML): every option below as a key; options given here override it
+    #[arg(long, short = 'e')]
+    pub experiment: Option<PathBuf>,
+    /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i) [default: 1ms]
+    #[arg(long, short = 'i')]
+    pub interval: Option<String>,
     /// Priority of the measuring threads (default 95; 0 with --policy other)
     #[arg(long, short = 'p', allow_negative_numbers = true)]
     pub priority: Option<i64>,
-    /// Scheduling policy of the measuring threads
-    #[arg(long, value_enum, default_value = "fifo")]
-    pub policy: PolicyArg,
+    /// Scheduling policy of the measuring threads [default: fifo]
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
     /// CPUs to measure on, as a list "0,2-3" (default: every online CPU)
     #[arg(long, short = 'c')]
     pub cpus: Option<String>,
-    /// How long to measure: 30s, 10m, 2h (default 30s)
+    /// How long to measure each load scenario: 30s, 10m, 2h (default 20s)
     #[arg(long, short = 'D', conflicts_with = "samples")]
     pub duration: Option<String>,
-    /// Samples per CPU instead of a duration
+    /// Samples per CPU and scenario instead of a duration
     #[arg(long, short = 'n')]
     pub samples: Option<u64>,
-    /// Wake-ups to discard at the start of each thread
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
+    /// Load scenarios, measured one after the other: presets (idle, mixed, akamina, regnier,
+    /// dodiu, senoner, dohell, osadl) or loads joined with '+' ("cpu+disk:file_mib=16"),
+    /// separated by commas. Default: idle,mixed (unloaded, then loaded)
+    #[arg(long, short = 'L')]
+    pub load: Option<String>,
+    /// CPUs the loads may run on, as a list "0,2-3" (default: every online CPU)
+    #[arg(long)]
+    pub load_cpus: Option<String>,
+    /// How long the loads run before measuring starts [default: 2s]
+    #[arg(long)]
+    pub settle: Option<String>,
+    /// Directory for the loads' scratch files (default: the system's temporary directory)
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
+    /// Wake-ups to discard at the start of each thread [default: 0]
+    #[arg(long)]
+    pub warmup: Option<u64>,
     /// Results directory (default results/<YYYYmmdd-HHMMSS>-<label>)
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
@@ -78,11 +111,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_dma_latency: bool,
     /// Largest latency the histograms hold exactly; larger samples are clamped and counted
-    #[arg(long, default_value = "10s")]
-    pub histogram_max: String,
+    /// [default: 10s]
+    #[arg(long)]
+    pub histogram_max: Option<String>,
     /// Deterministic simulated clock with this seed (tests only)
     #[arg(long, hide = true)]
     pub simulate: Option<u64>,
+    /// Scenario presets defined in the experiment file: name -> loads.
+    #[arg(skip)]
+    pub presets: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Args)]

@@ -7,13 +7,34 @@ use rtlab_analysis::units::parse_time_ns;
 use rtlab_sys::sched::Policy;
 use std::path::PathBuf;
 
-pub const DEFAULT_DURATION_NS: u64 = 30_000_000_000;
+/// Per scenario: the main job (idle, then loaded) takes under a minute.
+pub const DEFAULT_DURATION_NS: u64 = 20_000_000_000;
+/// The main job: unloaded, then under a load that reaches every subsystem.
+pub const DEFAULT_LOADS: &str = "idle,mixed";
+/// Longest settle time accepted.
+pub const MAX_SETTLE_NS: u64 = 3_600_000_000_000;
 /// Longest accepted interval: a timer probe wakes at least once a minute.
 pub const MAX_INTERVAL_NS: u64 = 60_000_000_000;
 /// Longest accepted measurement (duration, or samples times interval): a year.
 pub const MAX_RUN_NS: u64 = 366 * 86_400 * 1_000_000_000;
 /// cyclictest's customary priority (`-p95`).
 pub const DEFAULT_PRIORITY: i64 = 95;
+
+/// One load scenario to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioPlan {
+    /// As given: "idle", "regnier", "cpu+disk", or a preset of the experiment file.
+    pub name: String,
+    /// The loads to run: `name` itself, or what the experiment file's preset stands for.
+    pub spec: String,
+}
+
+impl ScenarioPlan {
+    /// "idle" is the scenario without loads.
+    pub fn is_unloaded(&self) -> bool {
+        self.spec.trim() == "idle"
+    }
+}
 
 /// A validated `rtlab run`.
 #[derive(Debug, Clone)]
@@ -33,6 +54,15 @@ pub struct RunPlan {
     pub dma_latency: bool,
     pub histogram_max_ns: u64,
     pub simulate: Option<u64>,
+    /// Load scenarios in the order measured.
+    pub scenarios: Vec<ScenarioPlan>,
+    /// Presets of the experiment file (name -> loads).
+    pub presets: std::collections::BTreeMap<String, String>,
+    /// CPUs the loads run on; None = all.
+    pub load_cpus: Option<Vec<usize>>,
+    pub settle_ns: u64,
+    /// Parent of the loads' scratch directories, when given.
+    pub scratch: Option<PathBuf>,
 }
 
 /// Parses "1ms"/"50us"; a bare number is µs as in cyclictest.
@@ -61,16 +91,16 @@ fn policy_of(arg: PolicyArg) -> Policy {
 }
 
 /// Checks the CPU list against the online CPUs.
-pub fn resolve_cpus(text: Option<&str>, online: &[usize]) -> anyhow::Result<Vec<usize>> {
+pub fn resolve_cpus(flag: &str, text: Option<&str>, online: &[usize]) -> anyhow::Result<Vec<usize>> {
     let Some(text) = text else { return Ok(online.to_vec()) };
-    let mut cpus = rtlab_sys::sched::parse_cpu_list(text).map_err(|e| usage(format!("--cpus {text:?}: {e}")))?;
+    let mut cpus = rtlab_sys::sched::parse_cpu_list(text).map_err(|e| usage(format!("{flag} {text:?}: {e}")))?;
     if cpus.is_empty() {
-        return Err(usage(format!("--cpus {text:?}: no CPU selected")));
+        return Err(usage(format!("{flag} {text:?}: no CPU selected")));
     }
     cpus.sort_unstable();
     cpus.dedup();
     if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
-        return Err(usage(format!("--cpus: CPU {bad} is not online (online: {})", list(online))));
+        return Err(usage(format!("{flag}: CPU {bad} is not online (online: {})", list(online))));
     }
     Ok(cpus)
 }
@@ -98,8 +128,9 @@ impl RunPlan {
         hostname: &str,
         now: chrono::DateTime<chrono::Local>,
     ) -> anyhow::Result<Self> {
-        let interval_ns = parse_interval(&args.interval)?;
-        let policy = policy_of(args.policy);
+        let interval_text = args.interval.as_deref().unwrap_or("1ms");
+        let interval_ns = parse_interval(interval_text)?;
+        let policy = policy_of(args.policy.unwrap_or(PolicyArg::Fifo));
         let range = match policy {
             Policy::Other => 0..=0,
             // Linux's range for SCHED_FIFO and SCHED_RR.
@@ -115,7 +146,7 @@ impl RunPlan {
                 range.end()
             )));
         }
-        let cpus = resolve_cpus(args.cpus.as_deref(), online)?;
+        let cpus = resolve_cpus("--cpus", args.cpus.as_deref(), online)?;
         let (duration_ns, samples) = match (&args.duration, args.samples) {
             (Some(d), None) => (Some(parse_time_ns(d).map_err(|e| usage(format!("--duration: {e}")))?), None),
             (None, Some(0)) => return Err(usage("--samples must be at least 1")),
@@ -129,16 +160,16 @@ impl RunPlan {
             (Some(_), Some(_)) => return Err(usage("give --duration or --samples, not both")),
         };
         if let Some(ns) = duration_ns {
-            let shown = args.duration.as_deref().unwrap_or("30s (the default)");
+            let shown = args.duration.as_deref().unwrap_or("20s (the default)");
             if ns < interval_ns {
-                return Err(usage(format!("--duration {shown} is shorter than one interval ({})", args.interval)));
+                return Err(usage(format!("--duration {shown} is shorter than one interval ({interval_text})")));
             }
             if ns > MAX_RUN_NS {
                 return Err(usage(format!("--duration {shown}: at most 366d")));
             }
         }
-        let histogram_max_ns =
-            parse_time_ns(&args.histogram_max).map_err(|e| usage(format!("--histogram-max: {e}")))?;
+        let histogram_max_ns = parse_time_ns(args.histogram_max.as_deref().unwrap_or("10s"))
+            .map_err(|e| usage(format!("--histogram-max: {e}")))?;
         if histogram_max_ns < 1_000 {
             return Err(usage("--histogram-max must be at least 1us"));
         }
@@ -164,6 +195,16 @@ impl RunPlan {
             .output
             .clone()
             .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-{label}", now.format("%Y%m%d-%H%M%S"))));
+        let load_cpus = match &args.load_cpus {
+            Some(text) => Some(resolve_cpus("--load-cpus", Some(text), online)?),
+            None => None,
+        };
+        let settle_text = args.settle.as_deref().unwrap_or("2s");
+        let settle_ns = parse_time_ns(settle_text).map_err(|e| usage(format!("--settle: {e}")))?;
+        if settle_ns > MAX_SETTLE_NS {
+            return Err(usage(format!("--settle {settle_text}: at most 1h")));
+        }
+        let scenarios = resolve_scenarios(args)?;
         Ok(Self {
             interval_ns,
             policy,
@@ -171,7 +212,7 @@ impl RunPlan {
             cpus,
             duration_ns,
             samples,
-            warmup: args.warmup,
+            warmup: args.warmup.unwrap_or(0),
             output,
             label,
             raw: args.raw,
@@ -180,7 +221,17 @@ impl RunPlan {
             dma_latency: !args.no_dma_latency,
             histogram_max_ns,
             simulate: args.simulate,
+            scenarios,
+            presets: args.presets.clone(),
+            load_cpus,
+            settle_ns,
+            scratch: args.scratch.clone(),
         })
+    }
+
+    /// The scenarios that run loads.
+    pub fn loaded_scenarios(&self) -> impl Iterator<Item = &ScenarioPlan> {
+        self.scenarios.iter().filter(|s| !s.is_unloaded())
     }
 
     /// Expected wall time of the measurement, for the progress display.
@@ -189,6 +240,44 @@ impl RunPlan {
             .unwrap_or_else(|| self.samples.unwrap_or(0).saturating_mul(self.interval_ns))
             .saturating_add(self.warmup.saturating_mul(self.interval_ns))
     }
+}
+
+/// Checks the scratch directory and every load of every scenario (building a load checks its
+/// parameters, finds its program, tries its scratch directory) before anything starts.
+fn resolve_scenarios(args: &RunArgs) -> anyhow::Result<Vec<ScenarioPlan>> {
+    let list = match &args.load {
+        Some(list) => list.clone(),
+        // A simulated run measures no machine: loading it would prove nothing.
+        None if args.simulate.is_some() => "idle".to_string(),
+        None => DEFAULT_LOADS.to_string(),
+    };
+    if let Some(dir) = &args.scratch {
+        if !dir.is_dir() {
+            return Err(usage(format!("--scratch {}: not a directory", dir.display())));
+        }
+        rtlab_load::set_default_scratch_parent(dir.clone());
+    }
+    let mut scenarios: Vec<ScenarioPlan> = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        if name.is_empty() {
+            return Err(usage(format!("--load {list:?}: an empty scenario between commas")));
+        }
+        if scenarios.iter().any(|s| s.name == name) {
+            return Err(usage(format!("--load {list:?}: scenario {name:?} is given twice")));
+        }
+        let spec = args.presets.get(name).cloned().unwrap_or_else(|| name.to_string());
+        // Building the loads checks them; they are dropped unstarted.
+        rtlab_load::scenario(&spec).map_err(|e| {
+            let message = format!("--load {name:?}: {e}");
+            if e.is_usage_error() {
+                usage(message)
+            } else {
+                crate::errors::environment(message)
+            }
+        })?;
+        scenarios.push(ScenarioPlan { name: name.to_string(), spec });
+    }
+    Ok(scenarios)
 }
 
 #[cfg(test)]
@@ -207,10 +296,10 @@ mod tests {
 
     #[test]
     fn cpus() {
-        assert_eq!(resolve_cpus(None, &[0, 1]).unwrap(), vec![0, 1]);
-        assert_eq!(resolve_cpus(Some("1,0,1"), &[0, 1]).unwrap(), vec![0, 1]);
-        assert!(resolve_cpus(Some("7"), &[0, 1]).is_err());
-        assert!(resolve_cpus(Some("x"), &[0, 1]).is_err());
+        assert_eq!(resolve_cpus("--cpus", None, &[0, 1]).unwrap(), vec![0, 1]);
+        assert_eq!(resolve_cpus("--cpus", Some("1,0,1"), &[0, 1]).unwrap(), vec![0, 1]);
+        assert!(resolve_cpus("--cpus", Some("7"), &[0, 1]).is_err());
+        assert!(resolve_cpus("--cpus", Some("x"), &[0, 1]).is_err());
     }
 
     #[test]

@@ -4,13 +4,14 @@
 mod cli;
 mod errors;
 mod experiment;
+mod experiment_file;
 mod progress;
 mod runner;
 mod simulated_host;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::{Cli, Command, ExportArgs, RunArgs, SysinfoArgs};
+use cli::{Cli, Command, ExportArgs, LoadHostArgs, RunArgs, SysinfoArgs};
 use errors::{exit_code_of, usage, EXIT_INTERRUPTED, EXIT_OK};
 use rtlab_report::Exporter;
 use std::io::Write;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run(&args),
         Command::Sysinfo(args) => cmd_sysinfo(&args),
         Command::Export(args) => cmd_export(&args),
+        Command::LoadHost(args) => cmd_load_host(&args),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),
@@ -53,6 +55,14 @@ fn print(text: &str) -> anyhow::Result<()> {
 }
 
 fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
+    let merged;
+    let args = match &args.experiment {
+        Some(path) => {
+            merged = experiment_file::ExperimentFile::read(path)?.under(args.clone());
+            &merged
+        }
+        None => args,
+    };
     let host = if args.simulate.is_some() { simulated_host::simulated_host() } else { rtlab_sys::sysinfo::collect() };
     let plan = experiment::RunPlan::from_args(args, &host.online_cpus, &host.hostname, chrono::Local::now())?;
 
@@ -75,7 +85,29 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
         text.push_str(&format!("Results: {}\n", finished.run_json.display()));
         print(&text)?;
     }
+    if let Some(why) = finished.failed_to_load {
+        return Err(errors::environment(format!(
+            "{why}; the results, marked so, are in {}",
+            finished.run_json.display()
+        )));
+    }
     Ok(if result.interrupted { EXIT_INTERRUPTED } else { EXIT_OK })
+}
+
+/// The child process that runs one scenario's loads (see rtlab_load::host).
+fn cmd_load_host(args: &LoadHostArgs) -> anyhow::Result<u8> {
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(rtlab_sys::sched::parse_cpu_list)
+        .transpose()
+        .map_err(|e| usage(format!("--cpus: {e}")))?;
+    if let Some(dir) = &args.scratch {
+        rtlab_load::set_default_scratch_parent(dir.clone());
+    }
+    let input = std::io::BufReader::new(std::io::stdin());
+    let code = rtlab_load::host::serve(&args.scenario, cpus.as_deref(), input, &mut std::io::stdout());
+    Ok(u8::try_from(code).unwrap_or(3))
 }
 
 fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {

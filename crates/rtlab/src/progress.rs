@@ -22,6 +22,8 @@ enum Display {
 }
 
 pub struct Progress {
+    /// The scenario being measured ("idle (1/2)").
+    title: String,
     live: Vec<Arc<LiveStats>>,
     expected: Duration,
     display: Display,
@@ -40,8 +42,21 @@ fn cpu_line(s: &LiveSnapshot) -> String {
     )
 }
 
+/// A one-line message between measurements (loads starting), where progress goes.
+pub fn note(plan: &RunPlan, text: &str) {
+    if plan.quiet || plan.simulate.is_some() {
+        return;
+    }
+    let line = format!("{text}\n");
+    if plan.json {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    } else {
+        let _ = std::io::stdout().write_all(line.as_bytes());
+    }
+}
+
 impl Progress {
-    pub fn new(plan: &RunPlan, live: Vec<Arc<LiveStats>>, simulated: bool) -> Self {
+    pub fn new(plan: &RunPlan, live: Vec<Arc<LiveStats>>, simulated: bool, title: String) -> Self {
         let expected = Duration::from_nanos(plan.expected_ns());
         // With --json, stdout carries only the JSON document.
         let to_stderr = plan.json;
@@ -61,7 +76,7 @@ impl Progress {
         } else {
             Display::Lines { to_stderr, next: PLAIN_EVERY }
         };
-        Self { live, expected, display }
+        Self { title, live, expected, display }
     }
 
     pub fn tick(&mut self, elapsed: Duration) {
@@ -71,7 +86,8 @@ impl Progress {
                 let lines: Vec<String> = self.live.iter().map(|l| cpu_line(&l.snapshot())).collect();
                 let remaining = self.expected.saturating_sub(elapsed).as_secs_f64();
                 bar.set_prefix(format!(
-                    "{:>6.1} s of {:.0} s, {:.0} s remaining",
+                    "{}: {:>6.1} s of {:.0} s, {:.0} s remaining",
+                    self.title,
                     elapsed.as_secs_f64(),
                     self.expected.as_secs_f64(),
                     remaining.ceil()
@@ -84,7 +100,12 @@ impl Progress {
                     return;
                 }
                 *next += PLAIN_EVERY;
-                let mut text = format!("{:>6.1} s of {:.0} s\n", elapsed.as_secs_f64(), self.expected.as_secs_f64());
+                let mut text = format!(
+                    "{}: {:>6.1} s of {:.0} s\n",
+                    self.title,
+                    elapsed.as_secs_f64(),
+                    self.expected.as_secs_f64()
+                );
                 for l in &self.live {
                     text.push_str("  ");
                     text.push_str(&cpu_line(&l.snapshot()));

@@ -2,13 +2,14 @@
 //! system up (every change held by a guard that restores it), measure, collect, save.
 
 use crate::errors::{environment, usage};
-use crate::experiment::RunPlan;
-use crate::progress::Progress;
+use crate::experiment::{RunPlan, ScenarioPlan};
+use crate::progress::{self, Progress};
 use anyhow::Context;
 use rtlab_analysis::Summary;
+use rtlab_load::host::LoadHost;
 use rtlab_probe::timer::{ClockKind, EndCondition, ThreadSetup, TimerConfig, TimerProbe};
 use rtlab_probe::{Probe, ProbeError, ProbeOutput};
-use rtlab_report::model::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, ToolInfo, SCHEMA};
+use rtlab_report::model::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
 use rtlab_sys::activity::{activity_between, ActivitySnapshot};
 use rtlab_sys::sched::{Policy, SchedulingGuard};
 use rtlab_sys::sysinfo::SystemInfo;
@@ -29,6 +30,9 @@ struct SystemGuards {
 pub struct Finished {
     pub result: RunResult,
     pub run_json: std::path::PathBuf,
+    /// A scenario whose loads could not start or stopped early: saved and marked, but the
+    /// run did not measure what was asked.
+    pub failed_to_load: Option<String>,
 }
 
 /// Whether the calling process may run a thread at `policy`/`priority`: tried on a
@@ -106,77 +110,45 @@ pub fn run(
     }
     let real_time_results = !simulated && policy.is_realtime() && memory_locked;
     let timer_slack_ns = (!policy.is_realtime() && !simulated).then_some(1);
+    prepare_output_dir(&plan.output, plan.raw)?;
+    // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
+    if plan.loaded_scenarios().next().is_some() {
+        let parent = plan.scratch.clone().unwrap_or_else(rtlab_load::default_scratch_parent);
+        let _ = rtlab_load::remove_stale_scratch(&parent);
+    }
 
-    let clock = match plan.simulate {
-        Some(seed) => ClockKind::Simulated { seed },
-        None => ClockKind::Monotonic,
-    };
-    let config = TimerConfig {
-        cpus: plan.cpus.clone(),
-        interval_ns: plan.interval_ns,
-        warmup: plan.warmup,
-        end: match (plan.duration_ns, plan.samples) {
-            (_, Some(n)) => EndCondition::Samples(n),
-            (Some(d), None) => EndCondition::Cycles((d / plan.interval_ns).max(1)),
-            (None, None) => unreachable!("the plan always has a duration or a sample count"),
-        },
-        histogram_max_ns: plan.histogram_max_ns,
-        raw_dir: plan.raw.then(|| plan.output.join("samples")),
-        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
-        clock,
-        setup: ThreadSetup {
+    let start_time = chrono::Local::now();
+    let mut scenarios = Vec::new();
+    let mut measurements = Vec::new();
+    let mut sampling_s = 0.0;
+    let mut failed_to_load = None;
+    for (index, planned) in plan.scenarios.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let setup = ThreadSetup {
             pin_to_cpu: !simulated,
             policy,
             priority: if policy.is_realtime() { plan.priority } else { 0 },
             timer_slack_ns,
             prefault_stack_bytes: STACK_PREFAULT_BYTES,
-        },
-    };
-    // Everything the sampling threads touch is allocated here, after mlockall.
-    let probe: Box<dyn Probe> = Box::new(TimerProbe::new(config).map_err(|e| usage(e.to_string()))?);
-    let live = probe.live();
-    prepare_output_dir(&plan.output, plan.raw)?;
-
-    let start_time = chrono::Local::now();
-    let activity_start = (!simulated).then(ActivitySnapshot::take).transpose().ok().flatten();
-    let started = Instant::now();
-    let driver_stop = stop.clone();
-    let driver = std::thread::Builder::new()
-        .name("rtlab-probe".into())
-        .spawn(move || (probe.run(driver_stop), Instant::now()))
-        .context("cannot start the probe thread")?;
-
-    let mut progress = Progress::new(plan, live, simulated);
-    while !driver.is_finished() {
-        progress.tick(started.elapsed());
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    progress.finish();
-    let (outcome, sampling_ended) = match driver.join() {
-        Ok(joined) => joined,
-        Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
-    };
-    let output = match outcome {
-        Ok(output) => output,
-        Err(e @ ProbeError::Setup { .. }) | Err(e @ ProbeError::Sampling { .. }) => {
-            return Err(environment(format!("{e}; nothing was saved")))
+        };
+        let outcome = measure_scenario(plan, index, planned, setup, &stop)?;
+        sampling_s += outcome.scenario.duration_s;
+        if failed_to_load.is_none() {
+            failed_to_load = outcome
+                .scenario
+                .load_failure
+                .clone()
+                .map(|why| format!("scenario {:?} was not measured under its full load: {why}", planned.name));
         }
-        Err(e) => return Err(environment(format!("measurement failed: {e}; nothing was saved"))),
-    };
-    // The probe thread's own end time: the main thread polls and may notice it late.
-    let elapsed = sampling_ended.duration_since(started);
+        scenarios.push(outcome.scenario);
+        measurements.extend(outcome.measurements);
+    }
     let end_time = chrono::Local::now();
-    let activity = activity_start.and_then(|a| ActivitySnapshot::take().ok().map(|b| activity_between(&a, &b)));
     drop(guards);
 
-    let interrupted = stop.load(Ordering::SeqCst) || output.threads.iter().any(|t| t.interrupted);
-    let measurements = measurements_of(&output, plan.interval_ns, &plan.output)?;
-    let duration_s = if simulated {
-        // Virtual time: the measured window of the longest thread.
-        output.threads.iter().map(|t| t.cycles).max().unwrap_or(0) as f64 * plan.interval_ns as f64 / 1e9
-    } else {
-        elapsed.as_secs_f64()
-    };
+    let interrupted = stop.load(Ordering::SeqCst) || scenarios.iter().any(|s| s.interrupted);
     let warnings = rtlab_sys::sysinfo::distortions(&host, &plan.cpus);
     let (start_text, end_text) = if simulated {
         ("1970-01-01T00:00:00+00:00".to_string(), "1970-01-01T00:00:00+00:00".to_string())
@@ -194,7 +166,7 @@ pub fn run(
         label: plan.label.clone(),
         start_time: start_text,
         end_time: end_text,
-        duration_s,
+        duration_s: sampling_s,
         interrupted,
         simulated,
         realtime: RealtimeStatus {
@@ -219,9 +191,12 @@ pub fn run(
             histogram_max_ns: plan.histogram_max_ns,
             raw: plan.raw,
             dma_latency: plan.dma_latency,
+            loads: plan.scenarios.iter().map(|s| s.name.clone()).collect(),
+            presets: plan.presets.clone(),
+            load_cpus: plan.load_cpus.clone(),
+            settle_ns: plan.settle_ns,
         },
-        loads: Vec::new(),
-        activity,
+        scenarios,
         measurements,
         warnings,
         resources: Resources { peak_rss_kib: if simulated { None } else { rtlab_sys::memory::peak_rss_kib() } },
@@ -230,16 +205,169 @@ pub fn run(
     result.check().map_err(|e| environment(format!("internal inconsistency in the results: {e}")))?;
     let run_json =
         result.save(&plan.output).with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
-    Ok(Finished { result, run_json })
+    Ok(Finished { result, run_json, failed_to_load })
 }
 
-fn measurements_of(output: &ProbeOutput, interval_ns: u64, dir: &Path) -> anyhow::Result<Vec<Measurement>> {
+/// What one scenario produced.
+struct ScenarioOutcome {
+    scenario: Scenario,
+    measurements: Vec<Measurement>,
+}
+
+/// Directory name of a scenario's raw samples: its position and a file-safe form of its name.
+fn scenario_dir_name(index: usize, name: &str) -> String {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
+    format!("{}-{}", index + 1, safe.chars().take(48).collect::<String>())
+}
+
+/// One scenario: start its loads, let them settle, measure while watching them, stop them.
+fn measure_scenario(
+    plan: &RunPlan,
+    index: usize,
+    planned: &ScenarioPlan,
+    setup: ThreadSetup,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<ScenarioOutcome> {
+    let simulated = plan.simulate.is_some();
+    let name = planned.name.as_str();
+    let mut scenario = Scenario {
+        name: name.to_string(),
+        loads: Vec::new(),
+        load_failure: None,
+        settle_s: 0.0,
+        duration_s: 0.0,
+        interrupted: false,
+        activity: None,
+    };
+    // Loads first: the load host's supervisor is a fork of rtlab, and memory allocated
+    // after the fork (the probe's) is never shared copy-on-write with it.
+    let mut host = None;
+    if !planned.is_unloaded() {
+        let exe = std::env::current_exe().context("cannot find the rtlab executable to run the loads")?;
+        progress::note(plan, &format!("Starting the loads of {name:?}; measuring in {}", format_ns(plan.settle_ns)));
+        match LoadHost::start(&exe, &planned.spec, plan.load_cpus.as_deref(), plan.scratch.as_deref()) {
+            Ok(h) => host = Some(h),
+            // Checked before anything ran; only the first scenario can still meet this.
+            Err(e) if e.is_usage_error() && index == 0 => return Err(usage(e.to_string())),
+            Err(e) => {
+                scenario.load_failure = Some(format!("the loads could not start: {e}"));
+                return Ok(ScenarioOutcome { scenario, measurements: Vec::new() });
+            }
+        }
+        let settle_started = Instant::now();
+        while settle_started.elapsed() < Duration::from_nanos(plan.settle_ns) && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        scenario.settle_s = settle_started.elapsed().as_secs_f64();
+    }
+
+    let clock = match plan.simulate {
+        // Each scenario its own stream, so that scenarios differ as real ones would.
+        Some(seed) => ClockKind::Simulated { seed: seed.wrapping_add(index as u64) },
+        None => ClockKind::Monotonic,
+    };
+    let config = TimerConfig {
+        cpus: plan.cpus.clone(),
+        interval_ns: plan.interval_ns,
+        warmup: plan.warmup,
+        end: match (plan.duration_ns, plan.samples) {
+            (_, Some(n)) => EndCondition::Samples(n),
+            (Some(d), None) => EndCondition::Cycles((d / plan.interval_ns).max(1)),
+            (None, None) => unreachable!("the plan always has a duration or a sample count"),
+        },
+        histogram_max_ns: plan.histogram_max_ns,
+        raw_dir: plan.raw.then(|| plan.output.join("samples").join(scenario_dir_name(index, name))),
+        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+        clock,
+        setup,
+    };
+    if let Some(dir) = &config.raw_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    // Everything the sampling threads touch is allocated here, after mlockall.
+    let probe: Box<dyn Probe> = Box::new(TimerProbe::new(config).map_err(|e| usage(e.to_string()))?);
+    let live = probe.live();
+
+    let activity_start = (!simulated).then(ActivitySnapshot::take).transpose().ok().flatten();
+    let started = Instant::now();
+    let driver_stop = stop.clone();
+    let driver = std::thread::Builder::new()
+        .name("rtlab-probe".into())
+        .spawn(move || (probe.run(driver_stop), Instant::now()))
+        .context("cannot start the probe thread")?;
+
+    let title = if plan.scenarios.len() > 1 {
+        format!("{name} ({}/{})", index + 1, plan.scenarios.len())
+    } else {
+        name.to_string()
+    };
+    let mut progress = Progress::new(plan, live, simulated, title);
+    while !driver.is_finished() {
+        progress.tick(started.elapsed());
+        if let (Some(h), None) = (host.as_mut(), &scenario.load_failure) {
+            scenario.load_failure = h.check_alive();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    progress.finish();
+    let (outcome, sampling_ended) = match driver.join() {
+        Ok(joined) => joined,
+        Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
+    };
+    let activity = activity_start.and_then(|a| ActivitySnapshot::take().ok().map(|b| activity_between(&a, &b)));
+    if let Some(h) = host {
+        match h.stop() {
+            Ok(reports) => {
+                if scenario.load_failure.is_none() {
+                    scenario.load_failure =
+                        reports.iter().find_map(|r| r.died_early.as_ref().map(|why| format!("{}: {why}", r.name)));
+                }
+                scenario.loads = reports;
+            }
+            Err(e) => {
+                scenario.load_failure.get_or_insert(format!("the loads did not report: {e}"));
+            }
+        }
+    }
+    let output = match outcome {
+        Ok(output) => output,
+        Err(e @ ProbeError::Setup { .. }) | Err(e @ ProbeError::Sampling { .. }) => {
+            return Err(environment(format!("{e}; nothing was saved")))
+        }
+        Err(e) => return Err(environment(format!("measurement failed: {e}; nothing was saved"))),
+    };
+    // The probe thread's own end time: the main thread polls and may notice it late.
+    let elapsed = sampling_ended.duration_since(started);
+    scenario.interrupted = stop.load(Ordering::SeqCst) || output.threads.iter().any(|t| t.interrupted);
+    scenario.duration_s = if simulated {
+        // Virtual time: the measured window of the longest thread.
+        output.threads.iter().map(|t| t.cycles).max().unwrap_or(0) as f64 * plan.interval_ns as f64 / 1e9
+    } else {
+        elapsed.as_secs_f64()
+    };
+    scenario.activity = activity;
+    let measurements = measurements_of(&output, name, plan.interval_ns, &plan.output)?;
+    Ok(ScenarioOutcome { scenario, measurements })
+}
+
+fn format_ns(ns: u64) -> String {
+    format!("{:.1} s", ns as f64 / 1e9)
+}
+
+fn measurements_of(
+    output: &ProbeOutput,
+    scenario: &str,
+    interval_ns: u64,
+    dir: &Path,
+) -> anyhow::Result<Vec<Measurement>> {
     let mut measurements = Vec::new();
     for (thread, &written) in output.threads.iter().zip(&output.raw_written) {
         for (index, metric) in thread.metrics.iter().enumerate() {
             // The raw file carries the main metric (the first).
             let raw = thread.raw_file.as_ref().filter(|_| index == 0);
             measurements.push(Measurement {
+                scenario: scenario.to_string(),
                 probe: output.probe.clone(),
                 metric: metric.metric.clone(),
                 cpu: thread.cpu,

@@ -16,7 +16,8 @@ fn online_cpus(run: &Value) -> Vec<u64> {
 fn two_second_run_on_every_cpu() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = rtlab().args(["run", "--duration", "2s", "--quiet", "--output"]).arg(&out).output().unwrap();
+    let output =
+        rtlab().args(["run", "--load", "idle", "--duration", "2s", "--quiet", "--output"]).arg(&out).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(output.stdout.is_empty(), "--quiet printed:\n{}", String::from_utf8_lossy(&output.stdout));
 
@@ -54,7 +55,8 @@ fn two_second_run_on_every_cpu() {
 fn json_summary_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = rtlab().args(["run", "--duration", "2s", "--json", "--output"]).arg(&out).output().unwrap();
+    let output =
+        rtlab().args(["run", "--load", "idle", "--duration", "2s", "--json", "--output"]).arg(&out).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&output.stderr));
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!("stdout is not one JSON document ({e}):\n{}", String::from_utf8_lossy(&output.stdout))
@@ -71,7 +73,7 @@ fn json_summary_on_stdout() {
         &Expect { cpus: cpus.clone(), cycles: Some(2000), seconds: Some(2..=3), ..Default::default() },
     );
     assert_eq!(summary["real_time_results"], run["realtime"]["real_time_results"]);
-    let metrics = summary["metrics"].as_array().unwrap();
+    let metrics = summary["scenarios"][0]["metrics"].as_array().unwrap();
     let names: Vec<&str> = metrics.iter().map(|m| m["metric"].as_str().unwrap()).collect();
     assert_eq!(names, ["timer.latency", "timer.jitter"]);
     for metric in metrics {
@@ -104,7 +106,11 @@ fn json_summary_on_stdout() {
 fn terminal_summary_names_the_results() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = rtlab().args(["run", "--samples", "300", "--cpus", "0", "--output"]).arg(&out).output().unwrap();
+    let output = rtlab()
+        .args(["run", "--load", "idle", "--samples", "300", "--cpus", "0", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&output.stderr));
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("Timer latency (µs)"), "{stdout}");
@@ -119,7 +125,11 @@ fn terminal_summary_names_the_results() {
 fn samples_bound_the_run_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    rtlab().args(["run", "--samples", "500", "--cpus", "0", "--quiet", "--output"]).arg(&out).assert().success();
+    rtlab()
+        .args(["run", "--load", "idle", "--samples", "500", "--cpus", "0", "--quiet", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
     let run = run_json(&out);
     check_timer_run(&run, &Expect { cpus: vec![0], samples: Some(500), ..Default::default() });
     assert_eq!(run["experiment"]["samples_per_cpu"], 500);
@@ -131,7 +141,7 @@ fn warmup_samples_are_not_counted() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     rtlab()
-        .args(["run", "--warmup", "100", "--samples", "300", "--cpus", "0", "--quiet", "--output"])
+        .args(["run", "--load", "idle", "--warmup", "100", "--samples", "300", "--cpus", "0", "--quiet", "--output"])
         .arg(&out)
         .assert()
         .success();
@@ -147,7 +157,7 @@ fn raw_samples_and_csv_export_agree_with_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     rtlab()
-        .args(["run", "--raw", "--interval", "200us", "--duration", "2s", "--quiet", "--output"])
+        .args(["run", "--load", "idle", "--raw", "--interval", "200us", "--duration", "2s", "--quiet", "--output"])
         .arg(&out)
         .assert()
         .success();
@@ -248,7 +258,7 @@ fn export_refuses_a_truncated_raw_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     rtlab()
-        .args(["run", "--raw", "--samples", "200", "--cpus", "0", "--quiet", "--output"])
+        .args(["run", "--load", "idle", "--raw", "--samples", "200", "--cpus", "0", "--quiet", "--output"])
         .arg(&out)
         .assert()
         .success();
@@ -282,7 +292,7 @@ fn real_run_json_round_trip() {
     use rtlab_report::model::RunResult;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    rtlab().args(["run", "--samples", "300", "--quiet", "--output"]).arg(&out).assert().success();
+    rtlab().args(["run", "--load", "idle", "--samples", "300", "--quiet", "--output"]).arg(&out).assert().success();
     let first = RunResult::load(&out).expect("run.json loads");
     let copy = dir.path().join("copy");
     std::fs::create_dir(&copy).unwrap();
@@ -299,7 +309,7 @@ fn policy_other_is_not_a_real_time_result() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let output = rtlab()
-        .args(["run", "--policy", "other", "--samples", "200", "--cpus", "0", "--output"])
+        .args(["run", "--load", "idle", "--policy", "other", "--samples", "200", "--cpus", "0", "--output"])
         .arg(&out)
         .output()
         .unwrap();
@@ -323,7 +333,21 @@ fn policy_rr_with_priority() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     rtlab()
-        .args(["run", "--policy", "rr", "--priority", "10", "--samples", "200", "--cpus", "0", "--quiet", "--output"])
+        .args([
+            "run",
+            "--load",
+            "idle",
+            "--policy",
+            "rr",
+            "--priority",
+            "10",
+            "--samples",
+            "200",
+            "--cpus",
+            "0",
+            "--quiet",
+            "--output",
+        ])
         .arg(&out)
         .assert()
         .success();

@@ -11,7 +11,7 @@ fn interrupt_run_with(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let mut child = Command::new(rtlab_path())
-        .args(["run", "--duration", "30s", "--quiet", "--output"])
+        .args(["run", "--load", "idle", "--duration", "30s", "--quiet", "--output"])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -72,7 +72,7 @@ fn interrupted_result_loads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let mut child = Command::new(rtlab_path())
-        .args(["run", "--duration", "30s", "--json", "--raw", "--output"])
+        .args(["run", "--load", "idle", "--duration", "30s", "--json", "--raw", "--output"])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -97,13 +97,13 @@ fn interrupted_result_loads() {
     let run = rtlab_report::model::RunResult::load(&out).expect("an interrupted run.json loads");
     assert!(run.interrupted);
     // Raw samples of the partial run are complete too.
-    for m in run.measurements_of("timer.latency") {
+    for m in run.measurements_of("idle", "timer.latency") {
         assert_eq!(m.raw_samples, Some(m.count), "CPU {}: raw samples", m.cpu);
     }
     let csv = dir.path().join("x.csv");
     let output = common::rtlab().args(["export", "--output"]).arg(&csv).arg(&out).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let total: u64 = run.measurements_of("timer.latency").map(|m| m.count).sum();
+    let total: u64 = run.measurements_of("idle", "timer.latency").map(|m| m.count).sum();
     assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count() as u64, total + 1);
 }
 
@@ -118,7 +118,7 @@ fn sigint_stops_a_long_interval_run_promptly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let mut child = Command::new(rtlab_path())
-        .args(["run", "--interval", "20s", "--duration", "60s", "--quiet", "--output"])
+        .args(["run", "--load", "idle", "--interval", "20s", "--duration", "60s", "--quiet", "--output"])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -22,7 +22,7 @@ fn runs_without_rt_privileges_and_says_so() {
     let output = Command::new("setpriv")
         .args(["--bounding-set", "-sys_nice,-ipc_lock", "--inh-caps", "-sys_nice,-ipc_lock", "--"])
         .arg(env!("CARGO_BIN_EXE_rtlab"))
-        .args(["run", "--duration", "1s", "--cpus", "0", "--output"])
+        .args(["run", "--load", "idle", "--duration", "1s", "--cpus", "0", "--output"])
         .arg(&out)
         .output()
         .unwrap();

@@ -40,7 +40,7 @@ fn refused(args: &[&str], needles: &[&str]) -> String {
 /// Each bad `run` option, both with the default results directory (under the working
 /// directory) and with an explicit `--output`.
 fn refused_run(options: &[&str], needles: &[&str]) {
-    let mut args = vec!["run", "--quiet"];
+    let mut args = vec!["run", "--load", "idle", "--quiet"];
     args.extend_from_slice(options);
     refused(&args, needles);
     args.extend_from_slice(&["--output", "out"]);
@@ -154,7 +154,8 @@ fn output_already_holding_a_run_is_refused() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("run.json"), "{}").unwrap();
-    let output = rtlab().args(["run", "--quiet", "--samples", "10", "--output"]).arg(&out).output().unwrap();
+    let output =
+        rtlab().args(["run", "--load", "idle", "--quiet", "--samples", "10", "--output"]).arg(&out).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with("rtlab: error:") && stderr.contains("run.json"), "{stderr}");

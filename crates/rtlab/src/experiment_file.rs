@@ -1,0 +1,185 @@
+//! Experiment files: `rtlab run --experiment lab.toml`. Every `run` option has a key of the
+//! same name (`load_cpus` for `--load-cpus`); options on the command line override the file.
+//! A `[presets]` table names load scenarios of the lab's own.
+
+use crate::cli::{PolicyArg, RunArgs};
+use crate::errors::usage;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A list given as one comma-separated string or as an array.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum TextList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl TextList {
+    fn joined(&self) -> String {
+        match self {
+            TextList::One(s) => s.clone(),
+            TextList::Many(v) => v.join(","),
+        }
+    }
+}
+
+/// A CPU list: "0,2-3" or [0, 2, 3].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CpuList {
+    Text(String),
+    Numbers(Vec<u32>),
+}
+
+impl CpuList {
+    fn text(&self) -> String {
+        match self {
+            CpuList::Text(s) => s.clone(),
+            CpuList::Numbers(v) => v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        }
+    }
+}
+
+/// The keys of an experiment file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentFile {
+    pub label: Option<String>,
+    pub interval: Option<String>,
+    pub priority: Option<i64>,
+    pub policy: Option<PolicyArg>,
+    pub cpus: Option<CpuList>,
+    pub duration: Option<String>,
+    pub samples: Option<u64>,
+    pub warmup: Option<u64>,
+    pub output: Option<PathBuf>,
+    pub raw: Option<bool>,
+    /// false = `--no-dma-latency`.
+    pub dma_latency: Option<bool>,
+    pub histogram_max: Option<String>,
+    pub load: Option<TextList>,
+    pub load_cpus: Option<CpuList>,
+    pub settle: Option<String>,
+    pub scratch: Option<PathBuf>,
+    /// Scenario name -> loads, as `--load` takes them ("disk:file_mib=16+proc-read").
+    #[serde(default)]
+    pub presets: BTreeMap<String, String>,
+}
+
+impl ExperimentFile {
+    pub fn read(path: &Path) -> anyhow::Result<ExperimentFile> {
+        let shown = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| usage(format!("--experiment {shown}: {e}")))?;
+        // The TOML error's Display spans several lines (with a caret): say where and what.
+        let file: ExperimentFile = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            let at = line.map(|l| format!(" line {l}:")).unwrap_or_default();
+            usage(format!("--experiment {shown}:{at} {}", e.message().trim()))
+        })?;
+        for name in file.presets.keys() {
+            if rtlab_load::PRESETS.iter().any(|(p, _)| p == name) || rtlab_load::LOADS.contains(&name.as_str()) {
+                return Err(usage(format!(
+                    "--experiment {shown}: preset {name:?} is already a built-in preset or load; choose another name"
+                )));
+            }
+            if name.is_empty() || name.contains([',', '+', ':']) {
+                return Err(usage(format!(
+                    "--experiment {shown}: preset name {name:?} may not be empty or contain ',', '+' or ':'"
+                )));
+            }
+        }
+        Ok(file)
+    }
+
+    /// `args` with every option the command line left out taken from the file.
+    pub fn under(self, mut args: RunArgs) -> RunArgs {
+        fn fill<T>(slot: &mut Option<T>, from_file: Option<T>) {
+            if slot.is_none() {
+                *slot = from_file;
+            }
+        }
+        fill(&mut args.label, self.label);
+        fill(&mut args.interval, self.interval);
+        fill(&mut args.priority, self.priority);
+        fill(&mut args.policy, self.policy);
+        fill(&mut args.cpus, self.cpus.map(|c| c.text()));
+        // --duration and --samples exclude each other: one on the command line replaces both.
+        if args.duration.is_none() && args.samples.is_none() {
+            args.duration = self.duration;
+            args.samples = self.samples;
+        }
+        fill(&mut args.warmup, self.warmup);
+        fill(&mut args.output, self.output);
+        args.raw |= self.raw.unwrap_or(false);
+        args.no_dma_latency |= self.dma_latency == Some(false);
+        fill(&mut args.histogram_max, self.histogram_max);
+        fill(&mut args.load, self.load.map(|l| l.joined()));
+        fill(&mut args.load_cpus, self.load_cpus.map(|c| c.text()));
+        fill(&mut args.settle, self.settle);
+        fill(&mut args.scratch, self.scratch);
+        args.presets = self.presets;
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ExperimentFile, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    #[test]
+    fn every_key_fills_what_the_command_line_left_out() {
+        let file = parse(
+            r#"
+            label = "lab"
+            interval = "500us"
+            priority = 80
+            policy = "rr"
+            cpus = [0, 1]
+            duration = "10s"
+            warmup = 5
+            raw = true
+            dma_latency = false
+            histogram_max = "1s"
+            load = ["idle", "mine"]
+            load_cpus = "1"
+            settle = "0s"
+            [presets]
+            mine = "cpu:threads=1+proc-read"
+            "#,
+        )
+        .unwrap();
+        let args = RunArgs { interval: Some("1ms".into()), ..Default::default() };
+        let merged = file.under(args);
+        assert_eq!(merged.interval.as_deref(), Some("1ms"), "the command line wins");
+        assert_eq!(merged.label.as_deref(), Some("lab"));
+        assert_eq!(merged.priority, Some(80));
+        assert_eq!(merged.policy, Some(PolicyArg::Rr));
+        assert_eq!(merged.cpus.as_deref(), Some("0,1"));
+        assert_eq!(merged.duration.as_deref(), Some("10s"));
+        assert_eq!(merged.warmup, Some(5));
+        assert!(merged.raw && merged.no_dma_latency);
+        assert_eq!(merged.load.as_deref(), Some("idle,mine"));
+        assert_eq!(merged.load_cpus.as_deref(), Some("1"));
+        assert_eq!(merged.presets["mine"], "cpu:threads=1+proc-read");
+    }
+
+    #[test]
+    fn samples_on_the_command_line_replace_the_file_duration() {
+        let file = parse("duration = \"10s\"").unwrap();
+        let merged = file.under(RunArgs { samples: Some(100), ..Default::default() });
+        assert_eq!((merged.duration, merged.samples), (None, Some(100)));
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_are_refused() {
+        assert!(parse("intervall = \"1ms\"").unwrap_err().to_string().contains("intervall"));
+        assert!(parse("priority = \"high\"").is_err());
+        assert!(parse("policy = \"batch\"").is_err());
+    }
+}
