@@ -8,11 +8,13 @@
 //! - [`Summary`]: count, min, max, mean, stddev and the percentiles p50 ... p99.999.
 //! - [`exceedance`]: how often a threshold is exceeded in wall time at a sample rate
 //!   (Akamina's "one sample above it every 17 minutes").
+//! - [`requirement`]: `<metric> <statistic> < <bound>` requirements, parsed.
 //! - [`units`]: parsing durations ("50us", "30s") and printing ns as µs.
 
 pub mod exceedance;
 mod histogram;
 mod moments;
+pub mod requirement;
 mod summary;
 pub mod units;
 
@@ -27,4 +29,6 @@ pub enum AnalysisError {
     Histogram(String),
     #[error("invalid duration {text:?}: {reason}")]
     Duration { text: String, reason: String },
+    #[error("invalid requirement {text:?}: {reason}")]
+    Requirement { text: String, reason: String },
 }

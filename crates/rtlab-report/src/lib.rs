@@ -12,10 +12,14 @@
 
 pub mod digest;
 pub mod host;
+pub mod html;
 pub mod json;
 pub mod model;
 pub mod raw_csv;
+pub mod report_set;
+pub mod tables;
 pub mod terminal;
+pub mod verdict;
 
 /// Errors of reading, checking and writing results.
 #[derive(Debug, thiserror::Error)]

@@ -36,8 +36,8 @@ pub struct RunResult {
     /// What on this host may distort the results.
     pub warnings: Vec<Distortion>,
     pub resources: Resources,
-    /// Verdict against a requirement, when one was given.
-    pub verdict: Option<serde_json::Value>,
+    /// Verdict against the requirements (`--require`), when any were given.
+    pub verdict: Option<crate::verdict::Verdict>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
