@@ -207,3 +207,43 @@ fn sigkill_leaves_no_load_behind() {
     assert!(left.is_empty(), "scratch files left: {left:?}");
     assert!(Path::new(&dir.path().join("next/run.json")).exists());
 }
+
+/// SIGINT during a loaded scenario: the loads are stopped and reported, the partial result
+/// is saved as interrupted, exit 130, and nothing rtlab started is left running.
+#[test]
+fn sigint_stops_the_loads_and_saves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(rtlab_path())
+        .args(["run", "--quiet", "--duration", "30s", "--settle", "0s", "--load", "exec:argv=sleep 100+proc-read"])
+        .arg("--output")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let started = loop {
+        let found = rtlab_sys::process::descendants(pid);
+        if found.iter().any(|p| comm(p.pid) == "sleep") {
+            break found.into_iter().map(|p| p.pid).collect::<Vec<_>>();
+        }
+        assert!(Instant::now() < deadline, "the loads did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Measuring has begun once the loads run (settle 0 s); let it take some samples.
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(rtlab_sys::process::still_running(&started).is_empty(), "left running: {started:?}");
+    let run = run_json(&out);
+    assert_eq!(run["interrupted"], true);
+    let scenario = scenario(&run, "exec:argv=sleep 100+proc-read");
+    assert_eq!(scenario["interrupted"], true);
+    // The loads were stopped and reported, not killed unreported.
+    assert_eq!(scenario["loads"].as_array().unwrap().len(), 2, "{scenario}");
+    assert!(achieved(&scenario["loads"][1], "files read") > 0.0);
+}
