@@ -3,6 +3,7 @@
 //! Akamina et al. (2004): at 100 Hz, a 99.999 % threshold is exceeded by one sample in
 //! 100,000, i.e. once every 1,000 s, "one every 17 minutes".
 
+use crate::{LatencyHistogram, Moments};
 use serde::{Deserialize, Serialize};
 
 /// Expected wall time in seconds between samples above a threshold that a fraction
@@ -52,6 +53,19 @@ impl Exceedance {
     }
 }
 
+/// Samples at or above `bound_ns` (those that break a requirement "< bound"), counted from the
+/// histogram: a bucket that straddles the bound counts whole, so the count is within the
+/// histogram's precision, and it is exact at the ends (0 when the exact maximum is below the
+/// bound, every sample when the exact minimum is at or above it).
+pub fn count_at_or_above(histogram: &LatencyHistogram, moments: &Moments, bound_ns: i64) -> u64 {
+    match (moments.min(), moments.max()) {
+        (_, Some(max)) if max < bound_ns => 0,
+        (Some(min), _) if min >= bound_ns => moments.count,
+        (None, _) => 0,
+        _ => histogram.buckets().filter(|&(value, _)| value as i64 >= bound_ns).map(|(_, count)| count).sum(),
+    }
+}
+
 /// Human wording of a duration in seconds: "850 ms", "45 s", "17 min", "2.8 h", "3.2 days".
 pub fn format_interval(seconds: f64) -> String {
     if seconds < 1.0 {
@@ -94,6 +108,21 @@ mod tests {
         assert_eq!(e.samples_for_support, 1_000_000);
         assert!(!e.is_supported());
         assert_eq!(format_interval(e.interval_s), "1.7 min");
+    }
+
+    #[test]
+    fn counts_samples_at_or_above_a_bound() {
+        let mut h = LatencyHistogram::new(crate::DEFAULT_MAX_NS).unwrap();
+        let mut m = Moments::new();
+        for v in [10_000, 20_000, 30_000, 600_000, 700_000] {
+            h.record(v);
+            m.record(v);
+        }
+        assert_eq!(count_at_or_above(&h, &m, 500_000), 2);
+        assert_eq!(count_at_or_above(&h, &m, 700_001), 0);
+        assert_eq!(count_at_or_above(&h, &m, 700_000), 1);
+        assert_eq!(count_at_or_above(&h, &m, 1), 5);
+        assert_eq!(count_at_or_above(&h, &Moments::new(), 1), 0);
     }
 
     #[test]

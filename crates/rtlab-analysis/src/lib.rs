@@ -8,9 +8,13 @@
 //! - [`Summary`]: count, min, max, mean, stddev and the percentiles p50 ... p99.999.
 //! - [`exceedance`]: how often a threshold is exceeded in wall time at a sample rate
 //!   (Akamina's "one sample above it every 17 minutes").
-//! - [`requirement`]: `<metric> <statistic> < <bound>` requirements, parsed.
+//! - [`requirement`]: `<metric> <statistic> < <bound>` requirements, parsed and measured.
+//! - [`compare`]: is B better than A? Bootstrap confidence intervals of quantile differences.
+//! - [`curve`]: cumulative-percentage and exceedance curves, fixed-width bins (figures).
 //! - [`units`]: parsing durations ("50us", "30s") and printing ns as µs.
 
+pub mod compare;
+pub mod curve;
 pub mod exceedance;
 mod histogram;
 mod moments;

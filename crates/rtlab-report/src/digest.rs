@@ -170,7 +170,18 @@ fn row_of(m: &Measurement) -> MetricRow {
     }
 }
 
-fn combined_row(measurements: &[&Measurement]) -> Result<MetricRow, ReportError> {
+/// One metric of several measurements (CPUs) together: the merged histogram, the exact
+/// moments and the digest row. The verdict, the tables and the comparison start from it.
+#[derive(Debug, Clone)]
+pub struct Combined {
+    /// None when there were no measurements.
+    pub histogram: Option<LatencyHistogram>,
+    pub moments: Moments,
+    pub row: MetricRow,
+}
+
+/// Merges the histograms and moments of `measurements` (one metric, several CPUs).
+pub fn combine(measurements: &[&Measurement]) -> Result<Combined, ReportError> {
     let mut histogram: Option<LatencyHistogram> = None;
     let mut moments = Moments::new();
     let mut row =
@@ -188,6 +199,10 @@ fn combined_row(measurements: &[&Measurement]) -> Result<MetricRow, ReportError>
         row.lost += m.lost;
         row.sample_rate_hz += rate(m.count, m.cycles, m.interval_ns);
     }
-    row.summary = histogram.and_then(|h| Summary::from_parts(&h, &moments));
-    Ok(row)
+    row.summary = histogram.as_ref().and_then(|h| Summary::from_parts(h, &moments));
+    Ok(Combined { histogram, moments, row })
+}
+
+fn combined_row(measurements: &[&Measurement]) -> Result<MetricRow, ReportError> {
+    Ok(combine(measurements)?.row)
 }

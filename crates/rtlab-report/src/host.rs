@@ -105,7 +105,7 @@ pub fn format_host(info: &SystemInfo, distortions: &[Distortion]) -> String {
     out
 }
 
-fn yes(b: bool) -> &'static str {
+pub(crate) fn yes(b: bool) -> &'static str {
     if b {
         "yes"
     } else {

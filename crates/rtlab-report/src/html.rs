@@ -1,17 +1,483 @@
-//! report.html: a self-contained page (inline SVG, no network) with the verdict and the
-//! environment warnings first, then the figures and tables.
+//! report.html: a self-contained page (inline SVG and CSS, no scripts, no fonts, no network)
+//! with, on its first screen, what was compared, the verdict and every reason not to trust
+//! the numbers; then the key figures, the figures of each metric, the tables, the loads and
+//! the hosts.
 
-use crate::report_set::{ReportExporter, ReportSet};
+use crate::digest::{MetricRow, RunDigest};
+use crate::figures::{self, palette, MetricFigures};
+use crate::model::RunResult;
+use crate::report_set::{Configuration, ReportExporter, ReportSet};
+use crate::tables::{self, Table};
+use crate::terminal::{metric_title, thousands};
+use crate::verdict::Verdict;
 use crate::ReportError;
+use rtlab_analysis::units::{format_us, format_us_f};
+use std::fmt::Write;
 
-/// The HTML report (helper R2 fills this in).
+/// The HTML report of a [`ReportSet`].
 #[derive(Debug, Default)]
 pub struct HtmlReport;
 
+/// Text for HTML: `&`, `<`, `>`, quotes escaped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+const CSS: &str = r#"
+:root { --ink: #222; --muted: #5a5a5a; --line: #d8d8d8; --bad: #b00020; --warn: #8a5300; --good: #17672e; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  color: var(--ink); background: #fafafa; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; background: #fff; }
+h1 { font-size: 1.75rem; margin: 0 0 4px; }
+h2 { font-size: 1.35rem; margin: 40px 0 12px; padding-bottom: 4px; border-bottom: 2px solid var(--ink); }
+h3 { font-size: 1.1rem; margin: 24px 0 6px; }
+.subtitle { color: var(--muted); margin: 0 0 16px; }
+.runs { margin: 0 0 16px; padding-left: 1.2em; }
+.banner { border-radius: 6px; padding: 12px 16px; margin: 12px 0; }
+.banner h2, .banner h3 { margin: 0 0 6px; border: 0; padding: 0; font-size: 1.15rem; }
+.banner ul { margin: 4px 0 0; padding-left: 1.2em; }
+.danger { background: var(--bad); color: #fff; }
+.warning { background: #fff4e0; border: 2px solid #e0a030; }
+.verdict { border: 3px solid; }
+.verdict.met { border-color: var(--good); background: #eaf6ee; }
+.verdict.not-met { border-color: var(--bad); background: #fdecef; }
+.verdict .word { font-size: 1.5rem; font-weight: 700; margin-right: 8px; }
+.verdict.met .word { color: var(--good); }
+.verdict.not-met .word { color: var(--bad); }
+table { border-collapse: collapse; margin: 8px 0; font-size: 0.92rem; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: right; vertical-align: top; }
+th:first-child, td:first-child, .l { text-align: left; }
+.nw { white-space: nowrap; }
+.verdict table { font-size: 0.85rem; }
+thead th { border-bottom: 2px solid var(--ink); background: #f3f3f3; }
+tbody tr:nth-child(even) { background: #fafafa; }
+.scroll { overflow-x: auto; }
+.swatch { display: inline-block; width: 14px; height: 14px; border-radius: 3px; margin-right: 6px; vertical-align: -2px; }
+.source, .notes, .muted { color: var(--muted); font-size: 0.9rem; }
+.notes { margin: 4px 0 0; padding-left: 1.2em; }
+nav ul { columns: 2; padding-left: 1.2em; }
+figure.rtlab-figure { margin: 20px 0 28px; }
+figure.rtlab-figure figcaption { margin-bottom: 6px; }
+figure.rtlab-figure figcaption strong { display: block; font-size: 1.05rem; }
+svg.rtlab-svg { display: block; width: 100%; height: auto; max-width: 960px; border: 1px solid var(--line); }
+pre { background: #f5f5f5; padding: 10px; overflow-x: auto; font-size: 0.85rem; }
+footer { margin-top: 48px; color: var(--muted); font-size: 0.85rem; }
+"#;
+
 impl ReportExporter for HtmlReport {
     fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
-        let _ = set;
-        Ok("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rtlab report</title></head><body></body></html>\n"
-            .into())
+        let configurations = set.configurations();
+        let digests: Vec<RunDigest> = set.runs.iter().map(|r| RunDigest::of(&r.run)).collect::<Result<_, _>>()?;
+        let figures = figures::report_figures(set)?;
+        let tables = tables::report_tables(set)?;
+
+        let mut page = String::with_capacity(1 << 20);
+        let title = page_title(set);
+        let _ = write!(
+            page,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
+            escape(&title)
+        );
+        header(&mut page, set, &title);
+        verdict(&mut page, set.effective_verdict().as_ref(), &tables, &configurations);
+        warnings(&mut page, set);
+        key_figures(&mut page, set, &configurations, &digests);
+        let tables: Vec<&Table> = tables.iter().filter(|t| t.id != VERDICT_TABLE).collect();
+        contents(&mut page, &figures, &tables);
+        for metric in &figures {
+            figure_section(&mut page, metric);
+        }
+        if !tables.is_empty() {
+            page.push_str("<h2 id=\"tables\">Tables</h2>\n");
+            for table in &tables {
+                table_section(&mut page, table, &configurations);
+            }
+        }
+        hosts(&mut page, set);
+        footer(&mut page, set);
+        page.push_str("</main>\n</body>\n</html>\n");
+        Ok(page)
     }
+}
+
+/// "rtlab report: rt-board vs stock" / "rtlab report: vm".
+fn page_title(set: &ReportSet) -> String {
+    let mut labels: Vec<&str> = Vec::new();
+    for r in &set.runs {
+        if !labels.contains(&r.run.label.as_str()) {
+            labels.push(&r.run.label);
+        }
+    }
+    match labels.len() {
+        0 => "rtlab report: no runs".into(),
+        1..=4 => format!("rtlab report: {}", labels.join(" vs ")),
+        n => format!("rtlab report: {} runs ({}, …)", n, labels[..3].join(", ")),
+    }
+}
+
+/// "2026-11-21 05:57" from an RFC 3339 time.
+fn short_time(rfc3339: &str) -> String {
+    let t = rfc3339.replacen('T', " ", 1);
+    t.get(..16).unwrap_or(&t).to_string()
+}
+
+fn header(page: &mut String, set: &ReportSet, title: &str) {
+    let _ = writeln!(page, "<header>\n<h1>{}</h1>", escape(title));
+    let _ = writeln!(
+        page,
+        "<p class=\"subtitle\">{} run{}, {} configuration{} (a configuration is one load scenario of one run)</p>",
+        set.runs.len(),
+        if set.runs.len() == 1 { "" } else { "s" },
+        set.configurations().len(),
+        if set.configurations().len() == 1 { "" } else { "s" }
+    );
+    page.push_str("<ul class=\"runs\">\n");
+    for sourced in &set.runs {
+        let run = &sourced.run;
+        let host = &run.host;
+        let _ = writeln!(
+            page,
+            "<li><strong>{}</strong>: {} · kernel {} ({}) · {} · {} to {} ({:.0} s measured) · scenarios {}</li>",
+            escape(&run.label),
+            escape(&host.hostname),
+            escape(&host.kernel_release),
+            escape(&crate::host::preemption_name(host)),
+            escape(&host.cpu_model),
+            escape(&short_time(&run.start_time)),
+            escape(&short_time(&run.end_time)),
+            run.duration_s,
+            escape(&run.scenarios.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "))
+        );
+    }
+    page.push_str("</ul>\n</header>\n");
+}
+
+/// Id of the verdict's table among [`tables::report_tables`]: shown in the verdict box.
+const VERDICT_TABLE: &str = "verdict-checks";
+
+fn verdict(page: &mut String, verdict: Option<&Verdict>, tables: &[Table], configurations: &[Configuration]) {
+    let Some(verdict) = verdict else { return };
+    let (class, word) = if verdict.met { ("met", "MET") } else { ("not-met", "NOT MET") };
+    let _ = writeln!(
+        page,
+        "<section class=\"banner verdict {class}\" id=\"verdict\">\n<h2><span class=\"word\">{word}</span></h2>\n\
+         <p><strong>{}</strong></p>",
+        escape(&verdict.summary)
+    );
+    match tables.iter().find(|t| t.id == VERDICT_TABLE) {
+        Some(table) => {
+            let shown = Table {
+                notes: table.notes.iter().filter(|n| **n != verdict.summary).cloned().collect(),
+                ..table.clone()
+            };
+            table_body(page, &shown, configurations);
+        }
+        None => list(page, "notes", &verdict.caveats.iter().collect::<Vec<_>>()),
+    }
+    page.push_str("</section>\n");
+}
+
+fn list(page: &mut String, class: &str, items: &[&String]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(page, "<ul class=\"{class}\">");
+    for item in items {
+        let _ = writeln!(page, "<li>{}</li>", escape(item));
+    }
+    page.push_str("</ul>\n");
+}
+
+/// What makes a run's numbers untrustworthy or incomplete, most serious first.
+fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
+    let mut serious = Vec::new();
+    let mut other = Vec::new();
+    if run.interrupted {
+        serious.push("the run was interrupted: measurements hold only what was taken until then.".to_string());
+    }
+    for s in &run.scenarios {
+        if let Some(why) = &s.load_failure {
+            serious
+                .push(format!("scenario {}: a load failed, so it was not measured under its full load: {why}", s.name));
+        } else if s.interrupted && !run.interrupted {
+            serious.push(format!("scenario {} was cut short.", s.name));
+        }
+    }
+    if run.host.virtualization.guest && !run.warnings.iter().any(|w| w.code == "virtual-machine") {
+        other.push(format!(
+            "running in a virtual machine ({}): the hypervisor can delay wake-ups by milliseconds.",
+            run.host.virtualization.hypervisor.as_deref().unwrap_or("unknown hypervisor")
+        ));
+    }
+    other.extend(run.warnings.iter().map(|w| w.message.clone()));
+    let lost: u64 = run.measurements.iter().map(|m| m.lost).sum();
+    if lost > 0 {
+        other.push(format!(
+            "{} raw samples were lost (the writer could not keep up); the histograms hold them.",
+            thousands(lost)
+        ));
+    }
+    (serious, other)
+}
+
+/// Runs with the same lines, together: (labels, lines), in first-seen order. Runs without
+/// lines (`lines` gives None) are left out.
+fn grouped(set: &ReportSet, lines: impl Fn(&RunResult) -> Option<Vec<String>>) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for run in set.runs.iter().map(|r| &r.run) {
+        let Some(lines) = lines(run) else { continue };
+        match groups.iter_mut().find(|(_, l)| *l == lines) {
+            Some((labels, _)) => labels.push(run.label.clone()),
+            None => groups.push((vec![run.label.clone()], lines)),
+        }
+    }
+    groups
+}
+
+/// "run a" / "runs a, b".
+fn runs_named(labels: &[String]) -> String {
+    format!("{} {}", if labels.len() == 1 { "run" } else { "runs" }, escape(&labels.join(", ")))
+}
+
+/// The banners: not real-time results, incomplete runs, what may distort the results. Runs
+/// that share a banner's content (the same host, the same privileges) share the banner.
+fn warnings(page: &mut String, set: &ReportSet) {
+    page.push_str("<section id=\"warnings\">\n");
+    let not_real_time = grouped(set, |run| (!run.realtime.real_time_results).then(|| run.realtime.notes.clone()));
+    for (labels, notes) in &not_real_time {
+        let _ = writeln!(
+            page,
+            "<div class=\"banner danger not-real-time\">\n<h3>NOT REAL-TIME RESULTS: {}</h3>\n<p>The sampling threads \
+             did not run with a real-time policy and locked memory: these numbers do not describe what a real-time \
+             task would see.</p>",
+            runs_named(labels)
+        );
+        list(page, "", &notes.iter().collect::<Vec<_>>());
+        page.push_str("</div>\n");
+    }
+    let incomplete = grouped(set, |run| Some(run_warnings(run).0).filter(|l| !l.is_empty()));
+    for (labels, lines) in &incomplete {
+        let _ = writeln!(page, "<div class=\"banner danger\">\n<h3>INCOMPLETE: {}</h3>", runs_named(labels));
+        list(page, "", &lines.iter().collect::<Vec<_>>());
+        page.push_str("</div>\n");
+    }
+    let distortions = grouped(set, |run| Some(run_warnings(run).1).filter(|l| !l.is_empty()));
+    for (labels, lines) in &distortions {
+        let _ = writeln!(
+            page,
+            "<div class=\"banner warning\">\n<h3>What may distort the results of {}</h3>",
+            runs_named(labels)
+        );
+        list(page, "", &lines.iter().collect::<Vec<_>>());
+        page.push_str("</div>\n");
+    }
+    page.push_str("</section>\n");
+}
+
+/// "name" with its colour swatch.
+fn swatch(index: usize, name: &str) -> String {
+    format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>{}",
+        palette::css(palette::configuration(index)),
+        escape(name)
+    )
+}
+
+fn overall<'a>(digests: &'a [RunDigest], c: &Configuration, metric: &str) -> Option<&'a MetricRow> {
+    let digest = digests.get(c.run_index)?;
+    let scenario = digest.scenarios.iter().find(|s| s.name == c.scenario)?;
+    Some(scenario.metric(metric)?.overall())
+}
+
+fn key_figures(page: &mut String, set: &ReportSet, configurations: &[Configuration], digests: &[RunDigest]) {
+    let mut metrics: Vec<&str> = Vec::new();
+    for m in set.runs.iter().flat_map(|r| r.run.metrics()) {
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    let kernel = |run: &RunResult| format!("{} · {}", run.host.kernel_release, crate::host::preemption_name(&run.host));
+    // The kernel is in the header; a column only when the configurations differ in it.
+    let kernels_differ = set.runs.iter().any(|r| kernel(&r.run) != kernel(&set.runs[0].run));
+    page.push_str("<section id=\"key-figures\">\n<h2>Key figures</h2>\n");
+    for metric in metrics {
+        let _ = write!(
+            page,
+            "<h3>{} (µs, all CPUs)</h3>\n<div class=\"scroll\"><table>\n<thead><tr><th>configuration</th>{}\
+             <th class=\"l\">loads</th><th>samples</th><th>min</th><th>mean</th><th>p50</th><th>p99</th>\
+             <th>p99.9</th><th>p99.999</th><th>max</th><th>overruns</th><th>lost</th></tr></thead>\n<tbody>\n",
+            escape(&metric_title(metric)),
+            if kernels_differ { "<th class=\"l\">kernel</th>" } else { "" }
+        );
+        for (index, c) in configurations.iter().enumerate() {
+            let Some(row) = overall(digests, c, metric) else { continue };
+            let loads = c.run.scenario(c.scenario).map(|s| s.loads.iter().map(|l| l.name.as_str()).collect::<Vec<_>>());
+            let loads = match loads {
+                Some(l) if !l.is_empty() => l.join(" + "),
+                _ => "none".into(),
+            };
+            let _ = write!(page, "<tr><td class=\"nw\">{}</td>", swatch(index, &c.name));
+            if kernels_differ {
+                let _ = write!(page, "<td class=\"l\">{}</td>", escape(&kernel(c.run)));
+            }
+            let _ = write!(page, "<td class=\"l\">{}</td><td>{}</td>", escape(&loads), thousands(row.count));
+            match &row.summary {
+                Some(s) => {
+                    for cell in [
+                        format_us(s.min),
+                        format_us_f(s.mean),
+                        format_us(s.p50),
+                        format_us(s.p99),
+                        format_us(s.p99_9),
+                        format_us(s.p99_999),
+                        format!("<strong>{}</strong>", format_us(s.max)),
+                    ] {
+                        let _ = write!(page, "<td>{cell}</td>");
+                    }
+                }
+                None => page.push_str("<td colspan=\"7\">no samples</td>"),
+            }
+            let _ = writeln!(page, "<td>{}</td><td>{}</td></tr>", thousands(row.overruns), thousands(row.lost));
+        }
+        page.push_str("</tbody></table></div>\n");
+    }
+    page.push_str("</section>\n");
+}
+
+fn contents(page: &mut String, figures: &[MetricFigures], tables: &[&Table]) {
+    page.push_str("<nav>\n<h2>Contents</h2>\n<ul>\n");
+    for metric in figures {
+        for f in &metric.figures {
+            let _ = writeln!(page, "<li><a href=\"#{}\">{}</a></li>", escape(&f.id), escape(&f.title));
+        }
+    }
+    for t in tables {
+        let _ = writeln!(page, "<li><a href=\"#table-{}\">{}</a></li>", escape(&t.id), escape(&t.title));
+    }
+    page.push_str("<li><a href=\"#hosts\">Host details</a></li>\n");
+    page.push_str("</ul>\n</nav>\n");
+}
+
+fn figure_section(page: &mut String, metric: &MetricFigures) {
+    let _ = writeln!(
+        page,
+        "<section class=\"metric\" id=\"metric-{}\">\n<h2>{}</h2>",
+        figures::slug(&metric.metric),
+        escape(&metric.title)
+    );
+    list(page, "notes", &metric.notes.iter().collect::<Vec<_>>());
+    for f in &metric.figures {
+        let _ = writeln!(
+            page,
+            "<figure class=\"rtlab-figure\" id=\"{}\">\n<figcaption><strong>{}</strong>{}</figcaption>\n{}</figure>",
+            escape(&f.id),
+            escape(&f.title),
+            escape(&f.description),
+            f.svg
+        );
+    }
+    page.push_str("</section>\n");
+}
+
+fn table_section(page: &mut String, table: &Table, configurations: &[Configuration]) {
+    let _ = writeln!(
+        page,
+        "<section class=\"rtlab-table\" id=\"table-{}\">\n<h3>{}</h3>",
+        escape(&table.id),
+        escape(&table.title)
+    );
+    if let Some(source) = &table.source {
+        let _ = writeln!(page, "<p class=\"source\">After {}</p>", escape(source));
+    }
+    table_body(page, table, configurations);
+    page.push_str("</section>\n");
+}
+
+/// Numbers ("1,234", "-5.2", "+0.4", "17 min", "-") align right, words left.
+fn looks_numeric(cell: &str) -> bool {
+    cell == "-" || cell.starts_with(|c: char| c.is_ascii_digit()) || (cell.len() > 1 && cell.starts_with(['+', '-']))
+}
+
+/// A table's header, rows and notes; a column named after a configuration gets its colour.
+fn table_body(page: &mut String, table: &Table, configurations: &[Configuration]) {
+    page.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    for c in &table.columns {
+        match configurations.iter().position(|k| k.name == *c) {
+            Some(index) => {
+                let _ = write!(page, "<th class=\"nw\">{}</th>", swatch(index, c));
+            }
+            None => {
+                let _ = write!(page, "<th>{}</th>", escape(c));
+            }
+        }
+    }
+    page.push_str("</tr></thead>\n<tbody>\n");
+    for row in &table.rows {
+        page.push_str("<tr>");
+        for cell in row {
+            let class = if looks_numeric(cell) { "" } else { " class=\"l\"" };
+            let _ = write!(page, "<td{class}>{}</td>", escape(cell));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</tbody></table></div>\n");
+    list(page, "notes", &table.notes.iter().collect::<Vec<_>>());
+}
+
+/// Everything known about each host, folded away: the tables hold the summary.
+fn hosts(page: &mut String, set: &ReportSet) {
+    page.push_str("<section id=\"hosts\">\n<h2>Host details</h2>\n");
+    for sourced in &set.runs {
+        let run = &sourced.run;
+        let p = &run.realtime;
+        let _ = writeln!(
+            page,
+            "<details>\n<summary>Run {} ({})</summary>\n<p>Sampling threads: {} priority {}, memory {}locked, \
+             /dev/cpu_dma_latency {}held; period {} µs, CPUs {:?}. Read from {}.</p>\n<pre>{}</pre>\n</details>",
+            escape(&run.label),
+            escape(&run.host.hostname),
+            p.policy.kernel_name(),
+            p.priority,
+            if p.memory_locked { "" } else { "not " },
+            if p.dma_latency_held { "" } else { "not " },
+            format_us(run.experiment.interval_ns as i64),
+            run.experiment.cpus,
+            escape(&sourced.source),
+            escape(&crate::host::format_host(&run.host, &run.warnings))
+        );
+    }
+    page.push_str("</section>\n");
+}
+
+fn footer(page: &mut String, set: &ReportSet) {
+    page.push_str("<footer>\n");
+    for sourced in &set.runs {
+        let run = &sourced.run;
+        let _ = writeln!(
+            page,
+            "<p>{}: {} {}{} · <code>{}</code></p>",
+            escape(&run.label),
+            escape(&run.tool.name),
+            escape(&run.tool.version),
+            run.tool.commit.as_ref().map(|c| format!(" ({})", escape(c))).unwrap_or_default(),
+            escape(&run.command_line.join(" "))
+        );
+    }
+    page.push_str(
+        "<p>Made by rtlab from the saved run.json files: every figure can be regenerated from them.</p>\n</footer>\n",
+    );
 }

@@ -33,6 +33,8 @@ struct SummaryDocument<'a> {
     /// Of the scenario with the worst main-metric maximum.
     conclusion: Option<Conclusion>,
     warnings: &'a [Distortion],
+    /// Against the requirements given to `rtlab run --require`; null without them.
+    verdict: Option<&'a crate::verdict::Verdict>,
 }
 
 #[derive(Serialize)]
@@ -76,6 +78,7 @@ impl Exporter for JsonSummary {
                 .collect(),
             conclusion: digest.conclusion,
             warnings: &run.warnings,
+            verdict: run.verdict.as_ref(),
         };
         let mut text = serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Encode(e.to_string()))?;
         text.push('\n');

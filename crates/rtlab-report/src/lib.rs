@@ -9,11 +9,18 @@
 //! - [`Exporter`]: one small trait, one implementation per output format
 //!   ([`terminal::TerminalSummary`], [`json::JsonSummary`]).
 //! - [`raw_csv`]: raw sample files to CSV for other tools.
+//! - [`report_set::ReportSet`]: the runs of `rtlab report`/`compare`; [`verdict`] judges them
+//!   against requirements, [`tables`] reduces them to the papers' tables, and the
+//!   [`report_set::ReportExporter`]s render them ([`markdown`], [`csv_report`], [`json_report`], [`html`]).
 
+pub mod csv_report;
 pub mod digest;
+pub mod figures;
 pub mod host;
 pub mod html;
 pub mod json;
+pub mod json_report;
+pub mod markdown;
 pub mod model;
 pub mod raw_csv;
 pub mod report_set;

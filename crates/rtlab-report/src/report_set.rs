@@ -1,7 +1,7 @@
 //! What `rtlab report` and `rtlab compare` work on: one or more saved runs, each of whose
 //! scenarios is a *configuration* (a column in the tables, a curve in the figures).
 
-use crate::model::RunResult;
+use crate::model::{RunResult, Scenario};
 use crate::verdict::Verdict;
 
 /// The runs of a report, in the order given, with where each came from.
@@ -49,14 +49,77 @@ impl ReportSet {
             }
         }
         // Equal labels in a comparison: number them so legends stay unambiguous.
-        for i in 0..out.len() {
-            if out.iter().filter(|c| c.name == out[i].name).count() > 1 {
-                let n = out[..=i].iter().filter(|c| c.name == out[i].name).count();
-                out[i].name = format!("{} #{n}", out[i].name);
+        let names: Vec<String> = out.iter().map(|c| c.name.clone()).collect();
+        for (i, c) in out.iter_mut().enumerate() {
+            if names.iter().filter(|n| **n == names[i]).count() > 1 {
+                let n = names[..=i].iter().filter(|n| **n == names[i]).count();
+                c.name = format!("{} #{n}", names[i]);
             }
         }
         out
     }
+}
+
+impl<'a> Configuration<'a> {
+    /// The configurations of one run on its own (named by their scenarios).
+    pub fn of_run(run: &'a RunResult) -> Vec<Configuration<'a>> {
+        run.scenarios
+            .iter()
+            .map(|s| Configuration { run, run_index: 0, scenario: &s.name, name: s.name.clone() })
+            .collect()
+    }
+
+    /// The scenario this configuration measured.
+    pub fn scenario_info(&self) -> Option<&'a Scenario> {
+        self.run.scenario(self.scenario)
+    }
+}
+
+impl ReportSet {
+    /// The verdict a report shows: the one judged for this report, else the verdicts saved
+    /// with the runs, combined (each check names its run).
+    pub fn effective_verdict(&self) -> Option<Verdict> {
+        if let Some(v) = &self.verdict {
+            return Some(v.clone());
+        }
+        let saved: Vec<&Verdict> = self.runs.iter().filter_map(|r| r.run.verdict.as_ref()).collect();
+        Verdict::combine(&saved)
+    }
+
+    /// What qualifies the results of the set, one sentence each, prefixed with the run's
+    /// label when the set has several runs.
+    pub fn warnings(&self) -> Vec<String> {
+        let many = self.runs.len() > 1;
+        self.runs.iter().flat_map(|r| run_warnings(&r.run, many, None)).collect()
+    }
+}
+
+/// What qualifies the results of `run`: not real-time results (and why), an interruption,
+/// scenarios not measured under their full load, and the host's distortions (all of them,
+/// or only those whose code is in `codes`). With `prefixed`, each starts "run LABEL: ".
+pub fn run_warnings(run: &RunResult, prefixed: bool, codes: Option<&[&str]>) -> Vec<String> {
+    let who = if prefixed { format!("run {}: ", run.label) } else { String::new() };
+    let mut out = Vec::new();
+    if !run.realtime.real_time_results {
+        let why = if run.realtime.notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", run.realtime.notes.join(" ").trim_end_matches('.'))
+        };
+        out.push(format!("{who}not real-time results{why}"));
+    }
+    if run.interrupted {
+        out.push(format!("{who}the run was interrupted: it holds only what was measured until then"));
+    }
+    for s in &run.scenarios {
+        if let Some(why) = &s.load_failure {
+            out.push(format!("{who}scenario {:?} was not measured under its full load: {why}", s.name));
+        }
+    }
+    for d in run.warnings.iter().filter(|d| codes.is_none_or(|codes| codes.contains(&d.code.as_str()))) {
+        out.push(format!("{who}{}", d.message));
+    }
+    out
 }
 
 /// A whole-report output format (HTML, Markdown, CSV, JSON): renders a [`ReportSet`].

@@ -2,6 +2,8 @@
 
 use crate::digest::{MetricRow, RunDigest, LATENCY_SHARE_OF_PERIOD};
 use crate::model::{RunResult, Scenario};
+use crate::tables::Table;
+use crate::verdict::Verdict;
 use crate::{Exporter, ReportError};
 use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_us, format_us_f};
@@ -51,7 +53,8 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-fn policy_name(run: &RunResult) -> String {
+/// The scheduling the sampling threads had: "SCHED_FIFO 95", "SCHED_OTHER".
+pub fn policy_name(run: &RunResult) -> String {
     let p = &run.realtime;
     if p.policy.is_realtime() {
         format!("{} {}", p.policy.kernel_name(), p.priority)
@@ -102,7 +105,7 @@ pub fn format_rate(per_s: f64) -> String {
 }
 
 /// "12.5" or "180k": a figure of achieved load.
-fn format_amount(value: f64) -> String {
+pub fn format_amount(value: f64) -> String {
     if value.abs() >= 1e4 {
         format_rate(value)
     } else if value.abs() >= 100.0 || value == value.trunc() {
@@ -142,30 +145,33 @@ fn loads_lines(out: &mut String, scenario: &Scenario) {
     }
 }
 
+/// The three busiest lines of `rates` for people: "IRQ 24 95k/s, LOC 2.4k/s" (numeric
+/// interrupt lines get an "IRQ " prefix when `irq_prefix`).
+pub fn top_rates(rates: &[rtlab_sys::activity::IrqRate], irq_prefix: bool) -> String {
+    rates
+        .iter()
+        .take(3)
+        .map(|r| {
+            let id = if irq_prefix && r.irq.chars().all(|c| c.is_ascii_digit()) {
+                format!("IRQ {}", r.irq)
+            } else {
+                r.irq.clone()
+            };
+            format!("{id} {}/s", format_rate(r.per_s))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// One line of system activity: the busiest interrupt and softirq lines, context switches
 /// and CPU use, so a reader sees that a load was there ("IRQ 24 95k/s").
 pub fn activity_line(activity: &Activity) -> String {
-    let top = |rates: &[rtlab_sys::activity::IrqRate], irq_prefix: bool| -> String {
-        rates
-            .iter()
-            .take(3)
-            .map(|r| {
-                let id = if irq_prefix && r.irq.chars().all(|c| c.is_ascii_digit()) {
-                    format!("IRQ {}", r.irq)
-                } else {
-                    r.irq.clone()
-                };
-                format!("{id} {}/s", format_rate(r.per_s))
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let total_irq: f64 = activity.interrupts_per_s.iter().map(|r| r.per_s).sum();
     let busy: Vec<String> = activity.cpus.iter().map(|c| format!("{:.0} %", c.busy * 100.0)).collect();
     let steal = activity.cpus.iter().map(|c| c.steal).fold(0.0, f64::max);
-    let mut line = format!("interrupts {}/s ({})", format_rate(total_irq), top(&activity.interrupts_per_s, true));
+    let mut line = format!("interrupts {}/s ({})", format_rate(total_irq), top_rates(&activity.interrupts_per_s, true));
     if !activity.softirqs_per_s.is_empty() {
-        let _ = write!(line, "; softirqs {}", top(&activity.softirqs_per_s, false));
+        let _ = write!(line, "; softirqs {}", top_rates(&activity.softirqs_per_s, false));
     }
     let _ = write!(
         line,
@@ -339,8 +345,84 @@ impl Exporter for TerminalSummary {
         } else {
             out.push_str("\nConclusion: no samples were taken.\n");
         }
+        if let Some(v) = &run.verdict {
+            out.push('\n');
+            out.push_str(&verdict_text(v));
+        }
         Ok(out)
     }
+}
+
+/// The verdict for a terminal or a CI log: the sentence, one line per check, the caveats.
+pub fn verdict_text(verdict: &Verdict) -> String {
+    let mut out = format!("Verdict: {}\n", verdict.summary);
+    for c in &verdict.checks {
+        let measured = match (c.measured_ns, c.margin_ns) {
+            (Some(m), Some(margin)) => format!(
+                "{} µs (margin {} µs), {} samples in {:.1} s, {} at or above the bound",
+                format_us(m),
+                format_us(margin),
+                thousands(c.samples),
+                c.duration_s,
+                thousands(c.samples_above_bound)
+            ),
+            _ => "not measured".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  [{}] {} · {} {}: {measured}",
+            if c.met { " ok " } else { "FAIL" },
+            c.requirement.text,
+            c.run_label,
+            c.scenario
+        );
+        for note in &c.notes {
+            let _ = writeln!(out, "         {note}");
+        }
+    }
+    for caveat in &verdict.caveats {
+        let _ = writeln!(out, "  ! {caveat}");
+    }
+    out
+}
+
+/// A [`Table`] as aligned text: the title (and its source), the header, the rows (the first
+/// column left-aligned, the others right-aligned), then the notes.
+pub fn text_table(table: &Table) -> String {
+    let mut widths: Vec<usize> = table.columns.iter().map(|c| c.chars().count()).collect();
+    for row in &table.rows {
+        for (i, cell) in row.iter().enumerate() {
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(cell.chars().count()),
+                None => widths.push(cell.chars().count()),
+            }
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut text = String::from(" ");
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = " ".repeat(widths[i].saturating_sub(cell.chars().count()));
+            if i == 0 {
+                let _ = write!(text, " {cell}{pad}");
+            } else {
+                let _ = write!(text, "  {pad}{cell}");
+            }
+        }
+        text.trim_end().to_string() + "\n"
+    };
+    let mut out = table.title.clone();
+    if let Some(source) = &table.source {
+        let _ = write!(out, " (after {source})");
+    }
+    out.push('\n');
+    out.push_str(&line(&table.columns));
+    for row in &table.rows {
+        out.push_str(&line(row));
+    }
+    for note in &table.notes {
+        let _ = writeln!(out, "  {note}");
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,8 +1,18 @@
 //! The verdict: each requirement judged against every scenario of every run, with the
 //! evidence behind it. Saved in run.json "verdict" and shown first in every report.
 
-use rtlab_analysis::requirement::Requirement;
+use crate::digest::combine;
+use crate::model::{Measurement, RunResult};
+use crate::report_set::{run_warnings, Configuration, ReportSet};
+use crate::terminal::{format_period, thousands};
+use crate::ReportError;
+use rtlab_analysis::exceedance::{count_at_or_above, Exceedance};
+use rtlab_analysis::requirement::{Requirement, Statistic};
+use rtlab_analysis::units::format_us;
 use serde::{Deserialize, Serialize};
+
+/// The host distortions that qualify a verdict (the others are in the report's warnings).
+pub const CAVEAT_CODES: [&str; 3] = ["virtual-machine", "not-preempt-rt", "no-rt-privilege"];
 
 /// All requirements against all configurations; `met` only if every check is met.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,4 +48,276 @@ pub struct Check {
     pub exceedance_interval_s: Option<f64>,
     /// Why this check cannot be trusted far, e.g. "p99.999 from 20,000 samples is the max".
     pub notes: Vec<String>,
+}
+
+impl Check {
+    /// "timer.latency max": what the check measured.
+    pub fn what(&self) -> String {
+        format!("{} {}", self.requirement.metric, self.requirement.statistic)
+    }
+}
+
+impl Verdict {
+    /// The verdict of `checks`: met when there is at least one check and every one is met;
+    /// the summary names the worst check.
+    pub fn from_checks(checks: Vec<Check>, caveats: Vec<String>) -> Verdict {
+        let met = !checks.is_empty() && checks.iter().all(|c| c.met);
+        let summary = summarize(&checks, met);
+        Verdict { met, checks, caveats, summary }
+    }
+
+    /// Several verdicts (saved with different runs) as one; None for none.
+    pub fn combine(verdicts: &[&Verdict]) -> Option<Verdict> {
+        match verdicts {
+            [] => None,
+            [one] => Some((*one).clone()),
+            many => {
+                let checks = many.iter().flat_map(|v| v.checks.iter().cloned()).collect();
+                let mut caveats: Vec<String> = Vec::new();
+                for c in many.iter().flat_map(|v| &v.caveats) {
+                    if !caveats.contains(c) {
+                        caveats.push(c.clone());
+                    }
+                }
+                Some(Verdict::from_checks(checks, caveats))
+            }
+        }
+    }
+
+    /// "MET" or "NOT MET".
+    pub fn word(&self) -> &'static str {
+        if self.met {
+            "MET"
+        } else {
+            "NOT MET"
+        }
+    }
+}
+
+/// Judges every requirement against every configuration (run × scenario) of `set`.
+pub fn judge(set: &ReportSet, requirements: &[Requirement]) -> Result<Verdict, ReportError> {
+    let runs: Vec<&RunResult> = set.runs.iter().map(|r| &r.run).collect();
+    judge_configurations(&set.configurations(), &runs, requirements)
+}
+
+/// Judges every requirement against every scenario of one run (what `rtlab run --require`
+/// saves in run.json).
+pub fn judge_run(run: &RunResult, requirements: &[Requirement]) -> Result<Verdict, ReportError> {
+    judge_configurations(&Configuration::of_run(run), &[run], requirements)
+}
+
+fn judge_configurations(
+    configurations: &[Configuration],
+    runs: &[&RunResult],
+    requirements: &[Requirement],
+) -> Result<Verdict, ReportError> {
+    for r in requirements {
+        r.ensure_evaluable()?;
+    }
+    let mut checks = Vec::new();
+    for requirement in requirements {
+        for c in configurations {
+            checks.push(check(requirement, c)?);
+        }
+    }
+    let mut caveats: Vec<String> =
+        runs.iter().flat_map(|run| run_warnings(run, runs.len() > 1, Some(&CAVEAT_CODES))).collect();
+    if checks.iter().any(|c| !c.notes.is_empty() && c.measured_ns.is_some()) {
+        caveats.push("some checks rest on little evidence: see their notes".into());
+    }
+    if requirements.is_empty() {
+        return Ok(Verdict { met: true, checks, caveats, summary: "No requirement was given.".into() });
+    }
+    Ok(Verdict::from_checks(checks, caveats))
+}
+
+fn check(requirement: &Requirement, c: &Configuration) -> Result<Check, ReportError> {
+    let duration_s = c.scenario_info().map_or(0.0, |s| s.duration_s);
+    let mut check = Check {
+        requirement: requirement.clone(),
+        run_label: c.run.label.clone(),
+        scenario: c.scenario.to_string(),
+        measured_ns: None,
+        margin_ns: None,
+        met: false,
+        samples: 0,
+        duration_s,
+        samples_above_bound: 0,
+        exceedance_interval_s: None,
+        notes: Vec::new(),
+    };
+    let measurements: Vec<&Measurement> = c.run.measurements_of(c.scenario, &requirement.metric).collect();
+    if measurements.is_empty() {
+        check.notes.push(format!("{} was not measured in this configuration", requirement.metric));
+        return Ok(check);
+    }
+    let all = combine(&measurements)?;
+    check.samples = all.row.count;
+    let Some(histogram) = all.histogram.filter(|_| all.row.count > 0) else {
+        check.notes.push("no samples were taken".into());
+        return Ok(check);
+    };
+    let Some(measured) = requirement.measure(&histogram, &all.moments)? else {
+        check.notes.push("no samples were taken".into());
+        return Ok(check);
+    };
+    let bound = requirement.bound_ns;
+    check.measured_ns = Some(measured);
+    check.margin_ns = Some(bound - measured);
+    check.met = measured < bound;
+    check.samples_above_bound = count_at_or_above(&histogram, &all.moments, bound);
+    check.exceedance_interval_s =
+        (check.samples_above_bound > 0 && duration_s > 0.0).then(|| duration_s / check.samples_above_bound as f64);
+    if let Statistic::Percentile(p) = requirement.statistic {
+        let support = Exceedance::new(p / 100.0, measured, all.row.sample_rate_hz, check.samples);
+        if let Some(e) = support.filter(|e| !e.is_supported()) {
+            check.notes.push(format!(
+                "p{p} from {} samples rests on fewer than 10 samples above it ({} needed): here it is close to the max",
+                thousands(check.samples),
+                thousands(e.samples_for_support)
+            ));
+        }
+        // Percentiles are within 0.1 % (the histogram's precision): too close to call.
+        if (measured - bound).abs() as f64 <= measured.abs() as f64 / 1000.0 + 1.0 {
+            check.notes.push("the percentile is within the histogram's precision (0.1 %) of the bound".into());
+        }
+    }
+    if all.row.lost > 0 {
+        check.notes.push(format!("{} raw samples were lost (the histograms are complete)", thousands(all.row.lost)));
+    }
+    Ok(check)
+}
+
+/// A bound as people write it ("500 µs", "2 ms", "1.5 s") when that is exact, else in µs
+/// with one decimal ("2881.8 µs").
+fn bound_for_people(ns: i64) -> String {
+    let exact = if ns >= 1_000_000 { ns % 100_000 == 0 } else { ns % 1_000 == 0 };
+    if exact {
+        format_period(ns)
+    } else {
+        format!("{} µs", format_us(ns))
+    }
+}
+
+/// The one sentence of a verdict: the worst check (not measured, else the smallest margin).
+fn summarize(checks: &[Check], met: bool) -> String {
+    let Some(worst) = checks.iter().min_by_key(|c| c.margin_ns.unwrap_or(i64::MIN)) else {
+        return "NOT MET: nothing was measured to check the requirements against.".into();
+    };
+    let many_runs = checks.iter().any(|c| c.run_label != worst.run_label);
+    let place = if many_runs {
+        format!("under {} in run {}", worst.scenario, worst.run_label)
+    } else {
+        format!("under {}", worst.scenario)
+    };
+    let failed = checks.iter().filter(|c| !c.met).count();
+    let count = if met {
+        format!("all {} check{} passed; ", checks.len(), if checks.len() == 1 { "" } else { "s" })
+    } else {
+        format!("{failed} of {} check{} failed; ", checks.len(), if checks.len() == 1 { "" } else { "s" })
+    };
+    let bound = bound_for_people(worst.requirement.bound_ns);
+    let word = if met { "MET" } else { "NOT MET" };
+    match (worst.measured_ns, worst.margin_ns) {
+        (Some(measured), Some(margin)) => {
+            let relation = match margin {
+                m if m > 0 => format!("{} µs below the {bound} bound", format_us(m)),
+                0 => format!("equal to the {bound} bound"),
+                m => format!("{} µs above the {bound} bound", format_us(-m)),
+            };
+            let closest = if met { "the closest" } else { "the worst" };
+            format!("{word}: {count}{closest}: {} was {} µs {place}, {relation}.", worst.what(), format_us(measured))
+        }
+        _ => format!("{word}: {count}{} has no samples {place}.", worst.requirement.metric),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_analysis::requirement::parse_requirement;
+
+    fn fixture() -> RunResult {
+        let text = include_str!("../tests/fixtures/simulated-two-scenarios.run.json");
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn requirements(texts: &[&str]) -> Vec<Requirement> {
+        texts.iter().map(|t| parse_requirement(t).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_bound_above_every_maximum_is_met() {
+        let run = fixture();
+        let v = judge_run(&run, &requirements(&["timer max < 5ms"])).unwrap();
+        assert!(v.met, "{v:?}");
+        assert_eq!(v.checks.len(), 2);
+        assert!(v.checks.iter().all(|c| c.samples == 6000 && c.samples_above_bound == 0));
+        assert!(v.checks.iter().all(|c| c.exceedance_interval_s.is_none()));
+        // The closest check: the loaded scenario's 2.99 ms.
+        assert_eq!(
+            v.summary,
+            "MET: all 2 checks passed; the closest: timer.latency max was 2993.0 µs under cpu:threads=1+proc-read, \
+             2007.0 µs below the 5 ms bound."
+        );
+        assert!(v.caveats.iter().any(|c| c.contains("not real-time results")), "{:?}", v.caveats);
+    }
+
+    #[test]
+    fn a_bound_below_the_maximum_is_not_met_with_its_evidence() {
+        let run = fixture();
+        let v = judge_run(&run, &requirements(&["timer max < 500us", "timer p50 < 1ms"])).unwrap();
+        assert!(!v.met);
+        assert_eq!(v.checks.len(), 4);
+        let worst = &v.checks[1];
+        assert_eq!(worst.scenario, "cpu:threads=1+proc-read");
+        assert_eq!(worst.measured_ns, Some(2_992_961));
+        assert_eq!(worst.margin_ns, Some(500_000 - 2_992_961));
+        assert!(worst.samples_above_bound > 0);
+        let interval = worst.exceedance_interval_s.unwrap();
+        assert!((interval - 3.007 / worst.samples_above_bound as f64).abs() < 1e-9);
+        assert!(v.checks[2].met && v.checks[3].met, "the median is far below 1 ms");
+        assert!(v.summary.starts_with("NOT MET: 2 of 4 checks failed; the worst: timer.latency max was 2993.0 µs"));
+        assert!(v.summary.ends_with("2493.0 µs above the 500 µs bound."), "{}", v.summary);
+    }
+
+    #[test]
+    fn an_unmeasured_metric_fails_and_a_thin_percentile_is_noted() {
+        let run = fixture();
+        let v = judge_run(&run, &requirements(&["net max < 1ms", "timer p99.999 < 10ms"])).unwrap();
+        assert!(!v.met);
+        assert!(v.checks[..2].iter().all(|c| c.measured_ns.is_none() && !c.met));
+        assert!(v.summary.contains("net.activation has no samples under idle"), "{}", v.summary);
+        let p = &v.checks[2];
+        assert!(p.met);
+        assert!(p.notes.iter().any(|n| n.contains("close to the max")), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn pwcet_is_refused_with_a_clear_error() {
+        let run = fixture();
+        let e = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 1ms"])).unwrap_err();
+        assert!(e.to_string().contains("pwcet needs the EVT analysis, not available yet"), "{e}");
+    }
+
+    #[test]
+    fn bounds_for_people() {
+        assert_eq!(bound_for_people(500_000), "500 µs");
+        assert_eq!(bound_for_people(2_000_000), "2 ms");
+        assert_eq!(bound_for_people(1_500_000_000), "1.5 s");
+        assert_eq!(bound_for_people(2_881_799), "2881.8 µs");
+        assert_eq!(bound_for_people(1_260), "1.3 µs");
+    }
+
+    #[test]
+    fn saved_verdicts_combine() {
+        let run = fixture();
+        let a = judge_run(&run, &requirements(&["timer max < 5ms"])).unwrap();
+        let b = judge_run(&run, &requirements(&["timer max < 1ms"])).unwrap();
+        let both = Verdict::combine(&[&a, &b]).unwrap();
+        assert!(!both.met);
+        assert_eq!(both.checks.len(), 4);
+        assert_eq!(both.caveats, a.caveats);
+        assert_eq!(Verdict::combine(&[]), None);
+    }
 }

@@ -27,6 +27,10 @@ pub enum Command {
     Run(RunArgs),
     /// Print what this host is and what on it may distort results
     Sysinfo(SysinfoArgs),
+    /// Report on saved runs: terminal summary, and report.html (or Markdown, CSV, JSON)
+    Report(ReportArgs),
+    /// Compare saved runs: side-by-side tables, "is B better than A?", and one report
+    Compare(ReportArgs),
     /// Export a run's raw samples for other tools
     Export(ExportArgs),
     /// Runs one load scenario for `rtlab run` (internal: started by rtlab itself)
@@ -101,7 +105,7 @@ pub struct RunArgs {
     /// Also save every sample (expected time, latency, CPU) under samples/
     #[arg(long)]
     pub raw: bool,
-    /// Print nothing while running and no summary
+    /// Print nothing while running and no summary (only the verdict line, with --require)
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Print the summary as JSON on stdout instead of tables
@@ -117,6 +121,10 @@ pub struct RunArgs {
     /// Deterministic simulated clock with this seed (tests only)
     #[arg(long, hide = true)]
     pub simulate: Option<u64>,
+    /// Requirement the results must meet, e.g. "timer max < 500us" (repeatable; all must
+    /// hold): <metric> <statistic> < <bound>, statistic max, mean or pNN[.N]. Exit 1 when not met
+    #[arg(long = "require", value_name = "EXPR")]
+    pub require: Vec<String>,
     /// Scenario presets defined in the experiment file: name -> loads.
     #[arg(skip)]
     pub presets: std::collections::BTreeMap<String, String>,
@@ -127,6 +135,37 @@ pub struct SysinfoArgs {
     /// Print as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// Output formats of `report` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Self-contained HTML page with figures (default: written to a file)
+    Html,
+    /// Markdown (GitHub tables)
+    Md,
+    /// CSV, one section per table
+    Csv,
+    /// JSON ("schema": "rtlab.report/1")
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results directories or run.json files
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, short = 'f', value_enum, default_value = "html")]
+    pub format: ReportFormat,
+    /// Output file (default: html to report.html in the results directory, for one run,
+    /// else ./rtlab-report.html or ./rtlab-compare.html; the other formats to stdout)
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Requirement to judge the runs against, e.g. "timer max < 500us" (repeatable). Exit 1
+    /// when not met
+    #[arg(long = "require", value_name = "EXPR")]
+    pub require: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -52,6 +52,8 @@ pub fn one_line(error: &anyhow::Error) -> String {
 }
 
 pub const EXIT_OK: u8 = 0;
+/// A requirement (`--require`) was not met.
+pub const EXIT_NOT_MET: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_ENVIRONMENT: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;

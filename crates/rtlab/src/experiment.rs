@@ -3,6 +3,7 @@
 
 use crate::cli::{PolicyArg, RunArgs};
 use crate::errors::usage;
+use rtlab_analysis::requirement::{parse_requirement, Requirement};
 use rtlab_analysis::units::parse_time_ns;
 use rtlab_sys::sched::Policy;
 use std::path::PathBuf;
@@ -63,6 +64,8 @@ pub struct RunPlan {
     pub settle_ns: u64,
     /// Parent of the loads' scratch directories, when given.
     pub scratch: Option<PathBuf>,
+    /// Requirements the run is judged against (`--require`), checked before measuring.
+    pub requirements: Vec<Requirement>,
 }
 
 /// Parses "1ms"/"50us"; a bare number is µs as in cyclictest.
@@ -204,6 +207,7 @@ impl RunPlan {
         if settle_ns > MAX_SETTLE_NS {
             return Err(usage(format!("--settle {settle_text}: at most 1h")));
         }
+        let requirements = parse_requirements(&args.require)?;
         let scenarios = resolve_scenarios(args)?;
         Ok(Self {
             interval_ns,
@@ -226,6 +230,7 @@ impl RunPlan {
             load_cpus,
             settle_ns,
             scratch: args.scratch.clone(),
+            requirements,
         })
     }
 
@@ -240,6 +245,19 @@ impl RunPlan {
             .unwrap_or_else(|| self.samples.unwrap_or(0).saturating_mul(self.interval_ns))
             .saturating_add(self.warmup.saturating_mul(self.interval_ns))
     }
+}
+
+/// Parses `--require` expressions; a malformed one, or one that cannot be evaluated yet
+/// (pWCET), is a usage error before anything runs.
+pub fn parse_requirements(texts: &[String]) -> anyhow::Result<Vec<Requirement>> {
+    texts
+        .iter()
+        .map(|text| {
+            let r = parse_requirement(text).map_err(|e| usage(format!("--require: {e}")))?;
+            r.ensure_evaluable().map_err(|e| usage(format!("--require: {e}")))?;
+            Ok(r)
+        })
+        .collect()
 }
 
 /// Checks the scratch directory and every load of every scenario (building a load checks its
@@ -300,6 +318,17 @@ mod tests {
         assert_eq!(resolve_cpus("--cpus", Some("1,0,1"), &[0, 1]).unwrap(), vec![0, 1]);
         assert!(resolve_cpus("--cpus", Some("7"), &[0, 1]).is_err());
         assert!(resolve_cpus("--cpus", Some("x"), &[0, 1]).is_err());
+    }
+
+    #[test]
+    fn requirements() {
+        let parsed = parse_requirements(&["timer max < 500us".into(), "timer p99.9 < 100us".into()]).unwrap();
+        assert_eq!(parsed.len(), 2);
+        assert_eq!(parsed[0].bound_ns, 500_000);
+        let bad = parse_requirements(&["timer max <= 500us".into()]).unwrap_err().to_string();
+        assert!(bad.starts_with("--require: invalid requirement"), "{bad}");
+        let pwcet = parse_requirements(&["timer pwcet(1e-9) < 1ms".into()]).unwrap_err().to_string();
+        assert!(pwcet.contains("pwcet needs the EVT analysis, not available yet"), "{pwcet}");
     }
 
     #[test]

@@ -23,6 +23,14 @@ impl TextList {
             TextList::Many(v) => v.join(","),
         }
     }
+
+    /// The items, each taken whole (not split at commas).
+    fn items(self) -> Vec<String> {
+        match self {
+            TextList::One(s) => vec![s],
+            TextList::Many(v) => v,
+        }
+    }
 }
 
 /// A CPU list: "0,2-3" or [0, 2, 3].
@@ -63,6 +71,8 @@ pub struct ExperimentFile {
     pub load_cpus: Option<CpuList>,
     pub settle: Option<String>,
     pub scratch: Option<PathBuf>,
+    /// Requirements (`--require`): one expression or a list of them.
+    pub require: Option<TextList>,
     /// Scenario name -> loads, as `--load` takes them ("disk:file_mib=16+proc-read").
     #[serde(default)]
     pub presets: BTreeMap<String, String>,
@@ -119,6 +129,10 @@ impl ExperimentFile {
         fill(&mut args.load_cpus, self.load_cpus.map(|c| c.text()));
         fill(&mut args.settle, self.settle);
         fill(&mut args.scratch, self.scratch);
+        // --require on the command line replaces the file's requirements.
+        if args.require.is_empty() {
+            args.require = self.require.map(TextList::items).unwrap_or_default();
+        }
         args.presets = self.presets;
         args
     }
@@ -149,6 +163,7 @@ mod tests {
             load = ["idle", "mine"]
             load_cpus = "1"
             settle = "0s"
+            require = ["timer max < 500us", "timer p99.9 < 100us"]
             [presets]
             mine = "cpu:threads=1+proc-read"
             "#,
@@ -167,6 +182,16 @@ mod tests {
         assert_eq!(merged.load.as_deref(), Some("idle,mine"));
         assert_eq!(merged.load_cpus.as_deref(), Some("1"));
         assert_eq!(merged.presets["mine"], "cpu:threads=1+proc-read");
+        assert_eq!(merged.require, vec!["timer max < 500us", "timer p99.9 < 100us"]);
+    }
+
+    #[test]
+    fn one_requirement_as_a_string_and_the_command_line_replaces_them() {
+        let merged = parse("require = \"timer max < 1ms\"").unwrap().under(RunArgs::default());
+        assert_eq!(merged.require, vec!["timer max < 1ms"]);
+        let args = RunArgs { require: vec!["timer p50 < 50us".into()], ..Default::default() };
+        let merged = parse("require = [\"timer max < 1ms\"]").unwrap().under(args);
+        assert_eq!(merged.require, vec!["timer p50 < 50us"]);
     }
 
     #[test]

@@ -11,8 +11,8 @@ mod simulated_host;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::{Cli, Command, ExportArgs, LoadHostArgs, RunArgs, SysinfoArgs};
-use errors::{exit_code_of, usage, EXIT_INTERRUPTED, EXIT_OK};
+use cli::{Cli, Command, ExportArgs, LoadHostArgs, ReportArgs, ReportFormat, RunArgs, SysinfoArgs};
+use errors::{exit_code_of, usage, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_OK};
 use rtlab_report::Exporter;
 use std::io::Write;
 use std::process::ExitCode;
@@ -31,6 +31,8 @@ fn main() -> ExitCode {
     });
     let outcome = match command {
         Command::Run(args) => cmd_run(&args),
+        Command::Report(args) => cmd_report(&args, false),
+        Command::Compare(args) => cmd_report(&args, true),
         Command::Sysinfo(args) => cmd_sysinfo(&args),
         Command::Export(args) => cmd_export(&args),
         Command::LoadHost(args) => cmd_load_host(&args),
@@ -82,16 +84,141 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
         print(&exporter.export(result)?)?;
     } else if !plan.quiet {
         let mut text = rtlab_report::terminal::TerminalSummary.export(result)?;
+        if let Ok(path) = &finished.report_html {
+            text.push_str(&format!("Report: {}\n", path.display()));
+        }
         text.push_str(&format!("Results: {}\n", finished.run_json.display()));
         print(&text)?;
+    } else if let Some(v) = &result.verdict {
+        // Quiet: the verdict's one line is all a CI log needs.
+        print(&format!("Verdict: {}\n", v.summary))?;
     }
+    if let Err(why) = &finished.report_html {
+        eprintln!("rtlab: warning: report.html was not written: {why}");
+    }
+    // Precedence: a load that failed (3), then an interruption (130), then the verdict (1).
     if let Some(why) = finished.failed_to_load {
         return Err(errors::environment(format!(
             "{why}; the results, marked so, are in {}",
             finished.run_json.display()
         )));
     }
-    Ok(if result.interrupted { EXIT_INTERRUPTED } else { EXIT_OK })
+    Ok(if result.interrupted {
+        EXIT_INTERRUPTED
+    } else if result.verdict.as_ref().is_some_and(|v| !v.met) {
+        EXIT_NOT_MET
+    } else {
+        EXIT_OK
+    })
+}
+
+/// `rtlab report` and `rtlab compare`: saved runs -> terminal text and one report document.
+fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
+    use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+    let requirements = experiment::parse_requirements(&args.require)?;
+    let mut runs = Vec::new();
+    for path in &args.results {
+        let run = rtlab_report::model::RunResult::load(path)?;
+        runs.push(SourcedRun { source: path.display().to_string(), run });
+    }
+    let mut set = ReportSet { runs, verdict: None };
+    if !requirements.is_empty() {
+        set.verdict = Some(rtlab_report::verdict::judge(&set, &requirements)?);
+    }
+    let document = match args.format {
+        ReportFormat::Html => rtlab_report::html::HtmlReport.render(&set)?,
+        ReportFormat::Md => rtlab_report::markdown::MarkdownReport.render(&set)?,
+        ReportFormat::Csv => rtlab_report::csv_report::CsvReport.render(&set)?,
+        ReportFormat::Json => rtlab_report::json_report::JsonReport.render(&set)?,
+    };
+    let destination = match (&args.output, args.format) {
+        (Some(path), _) => Some(path.clone()),
+        (None, ReportFormat::Html) => Some(default_report_path(args, compare)),
+        (None, _) => None,
+    };
+    let verdict = set.effective_verdict();
+    match destination {
+        // The document goes to stdout: nothing else may.
+        None => print(&document)?,
+        Some(path) => {
+            let mut text = if compare { compare_text(&set)? } else { report_text(&set)? };
+            // `report` shows the saved verdicts in the run summaries; `compare` shows them here.
+            let shown = if compare { verdict.as_ref() } else { set.verdict.as_ref() };
+            if let Some(v) = shown {
+                text.push('\n');
+                text.push_str(&rtlab_report::terminal::verdict_text(v));
+            }
+            rtlab_report::model::write_atomically(&path, document.as_bytes()).map_err(|e| {
+                let message = format!("cannot write the report: {e}");
+                if args.output.is_some() {
+                    usage(format!("--output: {message}"))
+                } else {
+                    errors::environment(message)
+                }
+            })?;
+            text.push_str(&format!("Report: {}\n", path.display()));
+            print(&text)?;
+        }
+    }
+    Ok(if verdict.is_some_and(|v| !v.met) { EXIT_NOT_MET } else { EXIT_OK })
+}
+
+/// Where an HTML report goes when --output is not given: into the results directory of a
+/// single run (`report`), else into the current directory.
+fn default_report_path(args: &ReportArgs, compare: bool) -> std::path::PathBuf {
+    match (&args.results[..], compare) {
+        ([one], false) if one.is_dir() => one.join("report.html"),
+        ([one], false) => one.parent().unwrap_or(std::path::Path::new(".")).join("report.html"),
+        (_, false) => "rtlab-report.html".into(),
+        (_, true) => "rtlab-compare.html".into(),
+    }
+}
+
+/// The terminal summary of each run; with requirements given, the verdicts saved with the
+/// runs are left out (the new verdict follows).
+fn report_text(set: &rtlab_report::report_set::ReportSet) -> anyhow::Result<String> {
+    let mut text = String::new();
+    for (i, sourced) in set.runs.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        let summary = if set.verdict.is_some() && sourced.run.verdict.is_some() {
+            let mut run = sourced.run.clone();
+            run.verdict = None;
+            rtlab_report::terminal::TerminalSummary.export(&run)?
+        } else {
+            rtlab_report::terminal::TerminalSummary.export(&sourced.run)?
+        };
+        text.push_str(&summary);
+    }
+    Ok(text)
+}
+
+/// `compare` on the terminal: the configurations, every table side by side, the warnings.
+fn compare_text(set: &rtlab_report::report_set::ReportSet) -> anyhow::Result<String> {
+    let mut text = String::from("Configurations:\n");
+    for (i, c) in set.configurations().iter().enumerate() {
+        let letter = if i == 0 { " (A, the baseline)" } else { "" };
+        text.push_str(&format!(
+            "  {}{letter}: run {} from {}, kernel {}\n",
+            c.name, c.run.label, set.runs[c.run_index].source, c.run.host.kernel_release
+        ));
+    }
+    for table in rtlab_report::tables::report_tables(set)? {
+        // The verdict is printed after the tables.
+        if table.id != "verdict-checks" {
+            text.push('\n');
+            text.push_str(&rtlab_report::terminal::text_table(&table));
+        }
+    }
+    let warnings = set.warnings();
+    if !warnings.is_empty() {
+        text.push_str("\nWarnings:\n");
+        for w in warnings {
+            text.push_str(&format!("  ! {w}\n"));
+        }
+    }
+    Ok(text)
 }
 
 /// The child process that runs one scenario's loads (see rtlab_load::host).

@@ -33,6 +33,9 @@ pub struct Finished {
     /// A scenario whose loads could not start or stopped early: saved and marked, but the
     /// run did not measure what was asked.
     pub failed_to_load: Option<String>,
+    /// report.html in the results directory, or why it could not be written (the results
+    /// themselves are saved either way).
+    pub report_html: Result<std::path::PathBuf, String>,
 }
 
 /// Whether the calling process may run a thread at `policy`/`priority`: tried on a
@@ -155,7 +158,7 @@ pub fn run(
     } else {
         (start_time.to_rfc3339(), end_time.to_rfc3339())
     };
-    let result = RunResult {
+    let mut result = RunResult {
         schema: SCHEMA.into(),
         tool: ToolInfo {
             name: "rtlab".into(),
@@ -203,9 +206,28 @@ pub fn run(
         verdict: None,
     };
     result.check().map_err(|e| environment(format!("internal inconsistency in the results: {e}")))?;
+    if !plan.requirements.is_empty() {
+        let verdict = rtlab_report::verdict::judge_run(&result, &plan.requirements)
+            .map_err(|e| environment(format!("cannot judge the requirements: {e}")))?;
+        result.verdict = Some(verdict);
+    }
     let run_json =
         result.save(&plan.output).with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
-    Ok(Finished { result, run_json, failed_to_load })
+    let report_html = write_report_html(&result, &plan.output);
+    Ok(Finished { result, run_json, failed_to_load, report_html })
+}
+
+/// report.html of a finished run, in its results directory.
+fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBuf, String> {
+    use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+    let set = ReportSet {
+        runs: vec![SourcedRun { source: dir.display().to_string(), run: result.clone() }],
+        verdict: result.verdict.clone(),
+    };
+    let path = dir.join("report.html");
+    let html = rtlab_report::html::HtmlReport.render(&set).map_err(|e| e.to_string())?;
+    rtlab_report::model::write_atomically(&path, html.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(path)
 }
 
 /// What one scenario produced.

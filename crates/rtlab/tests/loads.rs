@@ -214,7 +214,7 @@ fn sigkill_leaves_no_load_behind() {
 fn sigint_stops_the_loads_and_saves() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut child = Command::new(rtlab_path())
+    let child = Command::new(rtlab_path())
         .args(["run", "--quiet", "--duration", "30s", "--settle", "0s", "--load", "exec:argv=sleep 100+proc-read"])
         .arg("--output")
         .arg(&out)

@@ -47,7 +47,7 @@ fn two_second_run_on_every_cpu() {
     let mut names: Vec<String> =
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(names, ["run.json"], "stray files in the results directory");
+    assert_eq!(names, ["report.html", "run.json"], "stray files in the results directory");
 }
 
 /// `--json`: stdout is one JSON document with the summary schema, nothing else.

@@ -1,0 +1,288 @@
+//! The figures of a report, as inline SVG: for every metric, the papers' views of its
+//! distribution with every configuration of the [`ReportSet`] overlaid, each configuration
+//! in the same colour everywhere. Catalogue and reading guide: docs/figures.md.
+//!
+//! - cumulative percentage curve (Akamina et al., Figs 7 and 10), zooms on the top 20 %,
+//!   3 % and 2 % (Figs 8, 9, 11, 12), and the complementary view on a log axis that shows
+//!   the tail down to one sample in a million ([`cumulative`]);
+//! - time series over the run, one panel per configuration, samples above the range as
+//!   triangles on the top edge, "M SD Mn Mx" under each panel (Regnier et al., Figs 5-8):
+//!   every sample when the run saved raw samples, per-second maxima otherwise
+//!   ([`timeseries`]);
+//! - log-scale histogram with 1 µs bins, all CPUs combined and per CPU (Regnier et al.,
+//!   Fig 9) ([`histogram`]).
+//!
+//! The statistics come from `rtlab_analysis::curve` and the saved histograms; this module
+//! only draws. Figures of other kinds of metrics (sleep overshoot per sample, jitter per
+//! period, latency per stimulus rate) plug in at [`MetricShape`].
+
+pub mod axis;
+mod canvas;
+mod cumulative;
+mod histogram;
+pub mod palette;
+mod timeseries;
+
+use crate::model::{Measurement, RunResult};
+use crate::report_set::{Configuration, ReportSet};
+use crate::terminal::metric_title;
+use crate::ReportError;
+use plotters::style::RGBColor;
+use rtlab_analysis::curve::CumulativeCurve;
+use rtlab_analysis::requirement::{Requirement, Statistic};
+use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use std::path::{Path, PathBuf};
+
+/// One figure: an id for anchors and tests ("fig-cumulative-timer-latency"), a title, a
+/// sentence on how to read it, and the `<svg>` element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub svg: String,
+}
+
+/// The figures of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricFigures {
+    /// "timer.latency".
+    pub metric: String,
+    /// "Timer latency".
+    pub title: String,
+    pub figures: Vec<Figure>,
+    /// What could not be drawn as asked (an unreadable raw sample file, ...).
+    pub notes: Vec<String>,
+}
+
+/// Which figures a metric gets. Every metric measured today is a latency-like distribution;
+/// the probes still to come need other views, added here as new shapes with their own
+/// figure module:
+/// - `sleep.overshoot` (Dankwardt Figs 2-11): overshoot per sample number, runs overlaid;
+/// - jitter per period (`jitter` probe, Dodiu Table 1) and latency per stimulus rate
+///   (`sweep`, Dodiu Table 2): min/max per period or rate as a chart beside the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetricShape {
+    /// Cumulative curves, zooms, exceedance, time series, 1 µs histograms.
+    Distribution,
+}
+
+/// The shape of `metric`'s figures.
+pub fn shape_of(metric: &str) -> MetricShape {
+    let _ = metric;
+    MetricShape::Distribution
+}
+
+/// "timer.latency" -> "timer-latency", for ids.
+pub fn slug(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
+/// One configuration's data for one metric.
+pub(crate) struct Series {
+    /// Legend name ([`Configuration::name`]).
+    pub name: String,
+    pub colour: RGBColor,
+    /// All CPUs together.
+    pub combined: LatencyHistogram,
+    pub curve: CumulativeCurve,
+    pub cpus: Vec<(usize, LatencyHistogram)>,
+    /// Exact mean/SD/min/max of all CPUs together.
+    pub moments: Moments,
+    pub summary: Option<Summary>,
+    /// Largest sample per block over all CPUs.
+    pub per_second_max_ns: Vec<Option<i64>>,
+    pub block_s: u64,
+    /// Raw sample files of every CPU, when the run saved them for this metric.
+    pub raw_files: Vec<PathBuf>,
+    /// Measured window of the scenario, s.
+    pub duration_s: f64,
+}
+
+/// Everything one metric's figures are drawn from.
+pub(crate) struct MetricData {
+    pub metric: String,
+    pub slug: String,
+    pub title: String,
+    pub series: Vec<Series>,
+    pub requirements: Vec<Requirement>,
+}
+
+impl MetricData {
+    /// Largest sample of any configuration, µs.
+    pub fn max_us(&self) -> f64 {
+        self.series.iter().filter_map(|s| s.moments.max()).max().unwrap_or(0) as f64 / 1e3
+    }
+
+    /// Smallest sample of any configuration, µs.
+    pub fn min_us(&self) -> f64 {
+        self.series.iter().filter_map(|s| s.moments.min()).min().unwrap_or(0) as f64 / 1e3
+    }
+
+    /// Requirement bounds, µs.
+    pub fn bounds_us(&self) -> impl Iterator<Item = f64> + '_ {
+        self.requirements.iter().map(|r| r.bound_ns as f64 / 1e3)
+    }
+
+    /// Latency axis covering the data and the requirement bounds from `lo_us` up.
+    pub fn latency_axis(&self, lo_us: f64) -> axis::Axis {
+        let hi = self.bounds_us().fold(self.max_us(), |hi, b| hi.max(b * 1.05));
+        axis::Axis::auto(lo_us.max(0.1), hi)
+    }
+}
+
+/// A requirement in legends: "requirement: timer.latency max < 500us".
+pub(crate) fn requirement_label(r: &Requirement) -> String {
+    format!("requirement: {}", r.text)
+}
+
+/// A requirement beside its bound line, without the metric the figure is about:
+/// "max < 500us".
+pub(crate) fn requirement_short(r: &Requirement) -> String {
+    r.text.strip_prefix(&r.metric).map(str::trim).unwrap_or(&r.text).to_string()
+}
+
+/// "500", "12.5": a value with one decimal, without a trailing ".0".
+pub(crate) fn trim(value: f64) -> String {
+    let s = format!("{value:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+/// The percentile a requirement bounds (99.999 for `p99.999`), if it is one.
+pub(crate) fn requirement_percent(r: &Requirement) -> Option<f64> {
+    match r.statistic {
+        Statistic::Percentile(p) => Some(p),
+        Statistic::Max => Some(100.0),
+        _ => None,
+    }
+}
+
+/// Every figure of the report of `set`, grouped by metric in first-seen order.
+pub fn report_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError> {
+    let configurations = set.configurations();
+    let mut metrics: Vec<&str> = Vec::new();
+    for sourced in &set.runs {
+        for metric in sourced.run.metrics() {
+            if !metrics.contains(&metric) {
+                metrics.push(metric);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for metric in metrics {
+        let mut notes = Vec::new();
+        let mut series = Vec::new();
+        for (index, configuration) in configurations.iter().enumerate() {
+            if let Some(s) = series_of(set, configuration, index, metric, &mut notes)? {
+                series.push(s);
+            }
+        }
+        let data = MetricData {
+            metric: metric.to_string(),
+            slug: slug(metric),
+            title: metric_title(metric),
+            series,
+            requirements: requirements_of(set, metric),
+        };
+        let figures = match shape_of(metric) {
+            MetricShape::Distribution => distribution_figures(&data, &mut notes),
+        }
+        .map_err(|e| ReportError::Encode(format!("figure of {metric}: {}", e.0)))?;
+        out.push(MetricFigures { metric: data.metric, title: data.title, figures, notes });
+    }
+    Ok(out)
+}
+
+fn distribution_figures(data: &MetricData, notes: &mut Vec<String>) -> canvas::Drawn<Vec<Figure>> {
+    if data.series.iter().all(|s| s.curve.total == 0) {
+        notes.push(format!("{}: no samples, nothing to draw.", data.title));
+        return Ok(Vec::new());
+    }
+    let mut figures = cumulative::figures(data)?;
+    figures.push(timeseries::figure(data, notes)?);
+    figures.extend(histogram::figures(data)?);
+    Ok(figures)
+}
+
+/// Requirements on `metric`: those of the set's verdict, else those the runs were judged by.
+fn requirements_of(set: &ReportSet, metric: &str) -> Vec<Requirement> {
+    let verdicts: Vec<&crate::verdict::Verdict> = match &set.verdict {
+        Some(v) => vec![v],
+        None => set.runs.iter().filter_map(|r| r.run.verdict.as_ref()).collect(),
+    };
+    let mut out: Vec<Requirement> = Vec::new();
+    for check in verdicts.iter().flat_map(|v| &v.checks) {
+        let r = &check.requirement;
+        if r.metric == metric && !out.iter().any(|o| o.text == r.text) {
+            out.push(r.clone());
+        }
+    }
+    out
+}
+
+/// The directory raw sample paths are relative to: the source itself when it is a
+/// directory, else the directory of the run.json.
+fn results_dir(source: &str) -> PathBuf {
+    let path = Path::new(source);
+    if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
+fn series_of(
+    set: &ReportSet,
+    configuration: &Configuration,
+    index: usize,
+    metric: &str,
+    notes: &mut Vec<String>,
+) -> Result<Option<Series>, ReportError> {
+    let run: &RunResult = configuration.run;
+    let measurements: Vec<&Measurement> = run.measurements_of(configuration.scenario, metric).collect();
+    let Some(first) = measurements.first() else { return Ok(None) };
+    let mut combined = LatencyHistogram::decode(&first.histogram)?;
+    let mut cpus = vec![(first.cpu, combined.clone())];
+    let mut moments = first.moments;
+    for m in &measurements[1..] {
+        let h = LatencyHistogram::decode(&m.histogram)?;
+        combined.merge(&h)?;
+        moments.merge(&m.moments);
+        cpus.push((m.cpu, h));
+    }
+    let block_s = first.block_s.max(1);
+    let blocks = measurements.iter().map(|m| m.per_second_max_ns.len()).max().unwrap_or(0);
+    let per_second_max_ns = (0..blocks)
+        .map(|i| measurements.iter().filter_map(|m| m.per_second_max_ns.get(i).copied().flatten()).max())
+        .collect();
+    let dir = results_dir(&set.runs[configuration.run_index].source);
+    let raw_files: Vec<PathBuf> =
+        measurements.iter().filter_map(|m| m.raw_file.as_ref().map(|f| dir.join(f))).collect();
+    let raw_files = if raw_files.len() == measurements.len() && raw_files.iter().all(|f| f.is_file()) {
+        raw_files
+    } else {
+        if !raw_files.is_empty() {
+            notes.push(format!(
+                "{}: raw sample files of {} not found next to the run.json; the time series shows per-second maxima.",
+                metric_title(metric),
+                configuration.name
+            ));
+        }
+        Vec::new()
+    };
+    let duration_s = run.scenario(configuration.scenario).map(|s| s.duration_s).unwrap_or(run.duration_s);
+    Ok(Some(Series {
+        name: configuration.name.clone(),
+        colour: palette::configuration(index),
+        curve: CumulativeCurve::of(&combined),
+        summary: Summary::from_parts(&combined, &moments),
+        combined,
+        cpus,
+        moments,
+        per_second_max_ns,
+        block_s,
+        raw_files,
+        duration_s,
+    }))
+}

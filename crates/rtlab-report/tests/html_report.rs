@@ -1,0 +1,235 @@
+//! The HTML report on the saved fixtures (tests/fixtures, simulated runs) and variants built
+//! in code: every figure is there with drawn content, the warnings come before the first
+//! figure, nothing is loaded from the network, requirement bounds are drawn, raw samples
+//! feed the time series.
+
+use rtlab_analysis::requirement::parse_requirement;
+use rtlab_probe::raw::{channel, RawSample, RawWriter};
+use rtlab_report::html::HtmlReport;
+use rtlab_report::model::RunResult;
+use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+use rtlab_report::verdict::judge;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn fixture(name: &str) -> SourcedRun {
+    let path = fixture_path(name);
+    let run = RunResult::load(&path).expect("the fixture loads");
+    SourcedRun { source: path.display().to_string(), run }
+}
+
+fn set_of(runs: Vec<SourcedRun>) -> ReportSet {
+    ReportSet { runs, verdict: None }
+}
+
+fn render(set: &ReportSet) -> String {
+    HtmlReport.render(set).expect("the report renders")
+}
+
+/// Ids of the figures every metric of the (two-CPU) fixtures gets.
+fn expected_figures(metric_slug: &str) -> Vec<String> {
+    ["cumulative", "cumulative-top20", "cumulative-top3", "cumulative-top2", "exceedance", "timeseries", "histogram"]
+        .iter()
+        .chain(&["histogram-per-cpu"])
+        .map(|kind| format!("fig-{kind}-{metric_slug}"))
+        .collect()
+}
+
+/// The `<figure>` element with this id.
+fn figure<'a>(html: &'a str, id: &str) -> &'a str {
+    let start =
+        html.find(&format!("<figure class=\"rtlab-figure\" id=\"{id}\"")).unwrap_or_else(|| panic!("no figure {id}"));
+    let end = html[start..].find("</figure>").expect("figure closes") + start;
+    &html[start..end]
+}
+
+fn first_figure_at(html: &str) -> usize {
+    html.find("<figure class=\"rtlab-figure\"").expect("the report has figures")
+}
+
+fn assert_self_contained(html: &str) {
+    for forbidden in ["http://", "https://", "<script", "<link", "@import", "url("] {
+        assert!(!html.contains(forbidden), "the report references {forbidden:?}");
+    }
+}
+
+#[test]
+fn both_fixtures_have_every_figure_with_drawn_content() {
+    for runs in [
+        vec![fixture("simulated-2cpu.run.json")],
+        vec![fixture("simulated-two-scenarios.run.json")],
+        vec![fixture("simulated-2cpu.run.json"), fixture("simulated-two-scenarios.run.json")],
+    ] {
+        let html = render(&set_of(runs));
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.trim_end().ends_with("</html>"));
+        assert_self_contained(&html);
+        for metric in ["timer-latency", "timer-jitter"] {
+            for id in expected_figures(metric) {
+                let f = figure(&html, &id);
+                assert!(f.contains("<svg class=\"rtlab-svg\""), "{id}: no svg");
+                let lines = f.matches("<polyline").count();
+                assert!(lines >= 2, "{id}: {lines} polylines");
+                assert!(f.contains("µs"), "{id}: no unit on an axis");
+            }
+        }
+        // Every configuration is in the legends, in its colour.
+        assert!(html.contains("#0072B2"));
+    }
+}
+
+#[test]
+fn overlaid_configurations_get_one_curve_and_one_colour_each() {
+    let set = set_of(vec![fixture("simulated-2cpu.run.json"), fixture("simulated-two-scenarios.run.json")]);
+    let html = render(&set);
+    let cumulative = figure(&html, "fig-cumulative-timer-latency");
+    for name in ["fixture", "two-scenarios · idle", "two-scenarios · cpu:threads=1+proc-read"] {
+        assert!(cumulative.contains(name), "legend lacks {name}");
+    }
+    for colour in ["#0072B2", "#D55E00", "#009E73"] {
+        assert!(cumulative.contains(&format!("stroke=\"{colour}\"")), "no curve in {colour}");
+        assert!(html.contains(&format!("background:{colour}")), "no swatch in {colour}");
+    }
+}
+
+#[test]
+fn not_real_time_warning_comes_before_the_first_figure() {
+    let html = render(&set_of(vec![fixture("simulated-2cpu.run.json")]));
+    let banner = html.find("NOT REAL-TIME RESULTS").expect("the banner is there");
+    assert!(banner < first_figure_at(&html));
+    assert!(html[banner..].contains("samples come from a simulated clock"));
+}
+
+#[test]
+fn virtual_machine_warning_comes_before_the_first_figure() {
+    let mut sourced = fixture("simulated-2cpu.run.json");
+    let run = &mut sourced.run;
+    run.realtime.real_time_results = true;
+    run.realtime.notes.clear();
+    run.host.virtualization.guest = true;
+    run.host.virtualization.hypervisor = Some("KVM".into());
+    run.warnings.clear();
+    let html = render(&set_of(vec![sourced]));
+    assert!(!html.contains("NOT REAL-TIME RESULTS"));
+    let vm = html.find("virtual machine (KVM)").expect("the VM is named");
+    assert!(vm < first_figure_at(&html));
+}
+
+#[test]
+fn interrupted_runs_and_failed_loads_are_flagged_first() {
+    let mut sourced = fixture("simulated-two-scenarios.run.json");
+    sourced.run.interrupted = true;
+    sourced.run.scenarios[1].load_failure = Some("cpu died: killed by signal 9".into());
+    let html = render(&set_of(vec![sourced]));
+    let first = first_figure_at(&html);
+    let interrupted = html.find("the run was interrupted").expect("interruption shown");
+    let failure = html.find("killed by signal 9").expect("load failure shown");
+    assert!(interrupted < first && failure < first);
+}
+
+#[test]
+fn requirement_bounds_are_drawn_and_the_verdict_leads() {
+    let mut set = set_of(vec![fixture("simulated-2cpu.run.json"), fixture("simulated-two-scenarios.run.json")]);
+    let requirements =
+        vec![parse_requirement("timer max < 500us").unwrap(), parse_requirement("timer p99.9 < 20us").unwrap()];
+    set.verdict = Some(judge(&set, &requirements).unwrap());
+    let html = render(&set);
+    let verdict = html.find("id=\"verdict\"").expect("verdict box");
+    assert!(verdict < first_figure_at(&html));
+    assert!(html.contains("class=\"banner verdict not-met\""), "p99.9 < 20 µs is not met by the fixtures");
+    for id in ["fig-cumulative-timer-latency", "fig-cumulative-top2-timer-latency", "fig-exceedance-timer-latency"] {
+        let f = figure(&html, id);
+        assert!(f.contains("max &lt; 500us"), "{id}: bound label missing");
+        assert!(f.contains("requirement: timer.latency max &lt; 500us"), "{id}: legend entry missing");
+    }
+    assert!(figure(&html, "fig-timeseries-timer-latency").contains("max &lt; 500us"));
+    // Not drawn on the jitter figures: the requirements are on timer.latency.
+    assert!(!figure(&html, "fig-cumulative-timer-jitter").contains("500us"));
+}
+
+/// Writes `values` as a raw sample file, one sample per ms.
+fn write_raw(path: &Path, cpu: u32, values: impl Iterator<Item = i64>) -> u64 {
+    let (mut sink, drain) = channel(path.to_path_buf(), 1 << 12);
+    let writer = RawWriter::spawn(vec![drain], Duration::from_millis(1)).unwrap();
+    for (i, value_ns) in values.enumerate() {
+        let sample = RawSample { expected_ns: 1_000_000_000 + i as u64 * 1_000_000, value_ns, cpu, flags: 0 };
+        while !sink.push(sample) {
+            std::thread::yield_now();
+        }
+    }
+    drop(sink);
+    writer.finish().unwrap()[0]
+}
+
+#[test]
+fn raw_samples_feed_the_time_series_with_out_of_range_triangles() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sourced = fixture("simulated-2cpu.run.json");
+    std::fs::create_dir(dir.path().join("samples")).unwrap();
+    for m in sourced.run.measurements.iter_mut().filter(|m| m.metric == "timer.latency") {
+        let file = format!("samples/timer-cpu{}.bin", m.cpu);
+        // Mostly 5 µs, every 1000th sample 3 ms: far above the range, so a triangle.
+        let written = write_raw(
+            &dir.path().join(&file),
+            m.cpu as u32,
+            (0..5000).map(|i| if i % 1000 == 999 { 3_000_000 } else { 5_000 }),
+        );
+        m.raw_file = Some(file);
+        m.raw_samples = Some(written);
+    }
+    sourced.run.save(dir.path()).unwrap();
+    sourced.source = dir.path().display().to_string();
+    let html = render(&set_of(vec![sourced.clone()]));
+    let series = figure(&html, "fig-timeseries-timer-latency");
+    assert!(series.contains("every sample, all CPUs"), "raw samples not used");
+    assert!(series.contains("▲ above it"));
+    assert!(series.matches("<polygon").count() >= 5, "expected out-of-range triangles");
+    assert!(series.contains("Mx 2936.6 µs"), "caption missing");
+    // Jitter has no raw file: per-second maxima.
+    assert!(figure(&html, "fig-timeseries-timer-jitter").contains("largest sample of each second"));
+
+    // The same run read from elsewhere: the raw files are not found, the figure falls back.
+    sourced.source = "/nonexistent/run.json".into();
+    let html = render(&set_of(vec![sourced]));
+    assert!(figure(&html, "fig-timeseries-timer-latency").contains("largest sample of each second"));
+    assert!(html.contains("raw sample files of"));
+}
+
+#[test]
+fn moments_caption_is_under_each_time_series_panel() {
+    let html = render(&set_of(vec![fixture("simulated-two-scenarios.run.json")]));
+    let series = figure(&html, "fig-timeseries-timer-latency");
+    assert_eq!(series.matches("SD ").count(), 2, "one caption per configuration");
+    for word in ["M ", "Mn ", "Mx "] {
+        assert!(series.contains(word));
+    }
+}
+
+#[test]
+fn empty_and_hostile_input_does_not_break_the_page() {
+    // No runs at all.
+    let html = render(&set_of(Vec::new()));
+    assert!(html.contains("no runs") && !html.contains("<figure"));
+    // A run without samples, and a label that is markup.
+    let mut sourced = fixture("simulated-2cpu.run.json");
+    sourced.run.label = "<script>alert(1)</script>".into();
+    let empty =
+        rtlab_analysis::LatencyHistogram::new(sourced.run.experiment.histogram_max_ns).unwrap().encode().unwrap();
+    for m in &mut sourced.run.measurements {
+        m.count = 0;
+        m.cycles = 0;
+        m.summary = None;
+        m.moments = rtlab_analysis::Moments::new();
+        m.histogram = empty.clone();
+        m.per_second_max_ns.clear();
+    }
+    sourced.run.check().unwrap();
+    let html = render(&set_of(vec![sourced]));
+    assert!(!html.contains("<script>"));
+    assert!(html.contains("&lt;script&gt;"));
+    assert!(html.contains("no samples"));
+}

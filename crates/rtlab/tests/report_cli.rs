@@ -1,0 +1,246 @@
+//! `rtlab report`, `rtlab compare` and `--require`, driven through the binary on simulated
+//! runs (`--simulate SEED`: instant and identical everywhere, so outputs are snapshots).
+
+mod common;
+
+use common::{measurements, redact, rtlab, run_json};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A quiet simulated run of `samples` per CPU into `dir`, with `extra` arguments; returns
+/// the exit code and stdout.
+fn simulated(dir: &Path, seed: u64, samples: u64, extra: &[&str]) -> (i32, String) {
+    let output = rtlab()
+        .args(["run", "--simulate", &seed.to_string(), "--samples", &samples.to_string(), "--load", "idle", "-q"])
+        .arg("-o")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty(), "stderr:\n{stderr}");
+    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+}
+
+/// The largest timer.latency sample of a saved run.
+fn observed_max(dir: &Path) -> i64 {
+    let run = run_json(dir);
+    measurements(&run, "timer.latency").iter().map(|m| m["summary"]["max"].as_i64().unwrap()).max().unwrap()
+}
+
+/// A saved simulated run (seed 42, 2000 samples per CPU) in `tmp/name`.
+fn saved_run(tmp: &Path, name: &str, seed: u64) -> PathBuf {
+    let dir = tmp.join(name);
+    let (code, _) = simulated(&dir, seed, 2000, &[]);
+    assert_eq!(code, 0);
+    dir
+}
+
+#[test]
+fn require_below_the_observed_max_exits_1_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let max = observed_max(&saved_run(tmp.path(), "probe", 42));
+    // The same seed measures the same samples: a bound equal to the max is just below it
+    // (the requirement is strict).
+    let dir = tmp.path().join("below");
+    let (code, stdout) = simulated(&dir, 42, 2000, &["--require", &format!("timer max < {max}ns")]);
+    assert_eq!(code, 1, "stdout:\n{stdout}");
+    assert!(stdout.starts_with("Verdict: NOT MET: 1 of 1 check failed;"), "{stdout}");
+    assert!(stdout.contains(&format!("equal to the {:.1} µs bound", max as f64 / 1000.0)), "{stdout}");
+    let verdict = &run_json(&dir)["verdict"];
+    assert_eq!(verdict["met"], false);
+    assert_eq!(verdict["checks"][0]["measured_ns"], max);
+    assert_eq!(verdict["checks"][0]["margin_ns"], 0);
+    assert_eq!(verdict["checks"][0]["samples_above_bound"], 1);
+    assert!(dir.join("report.html").is_file(), "run writes report.html");
+}
+
+#[test]
+fn require_above_the_observed_max_exits_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let max = observed_max(&saved_run(tmp.path(), "probe", 42));
+    let dir = tmp.path().join("above");
+    let (code, stdout) = simulated(&dir, 42, 2000, &["--require", &format!("timer max < {}ns", max + 1)]);
+    assert_eq!(code, 0, "stdout:\n{stdout}");
+    assert!(stdout.starts_with("Verdict: MET"), "{stdout}");
+    let verdict = &run_json(&dir)["verdict"];
+    assert_eq!(verdict["met"], true);
+    assert_eq!(verdict["checks"][0]["margin_ns"], 1);
+    assert_eq!(verdict["checks"][0]["exceedance_interval_s"], Value::Null);
+}
+
+#[test]
+fn the_terminal_and_json_summaries_carry_the_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = rtlab()
+        .args(["run", "--simulate", "5", "--samples", "1000", "--load", "idle", "--require", "timer p99 < 1ms"])
+        .arg("-o")
+        .arg(tmp.path().join("text"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let verdict_at = stdout.find("Verdict: MET").expect("a verdict line");
+    assert!(stdout[verdict_at..].contains("[ ok ] timer.latency p99 < 1ms · simulated idle: "), "{stdout}");
+    assert!(stdout.contains("Report: ") && stdout.trim_end().ends_with("run.json"), "{stdout}");
+
+    let output = rtlab()
+        .args([
+            "run",
+            "--simulate",
+            "5",
+            "--samples",
+            "1000",
+            "--load",
+            "idle",
+            "--json",
+            "--require",
+            "timer max < 1us",
+        ])
+        .arg("-o")
+        .arg(tmp.path().join("json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["verdict"]["met"], false);
+    assert_eq!(summary["verdict"]["checks"][0]["requirement"]["text"], "timer.latency max < 1us");
+}
+
+#[test]
+fn bad_requirements_exit_2_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (expression, expected) in [
+        ("timer max <= 500us", "only \"<\" is allowed"),
+        ("timer maximum < 500us", "unknown statistic \"maximum\""),
+        ("timer max < 500", "missing unit"),
+        ("timer pwcet(1e-9) < 1ms", "pwcet needs the EVT analysis, not available yet"),
+    ] {
+        let dir = tmp.path().join("never");
+        let output = rtlab()
+            .args(["run", "--simulate", "1", "--samples", "100", "-q", "--require", expression])
+            .arg("-o")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{expression}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.starts_with("rtlab: error: --require: invalid requirement"), "{stderr}");
+        assert!(stderr.contains(expected), "{expression}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!dir.exists(), "{expression}: nothing may run");
+    }
+}
+
+#[test]
+fn the_experiment_file_takes_requirements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("lab.toml");
+    std::fs::write(&file, "load = \"idle\"\nsamples = 500\nrequire = [\"timer max < 1us\"]\n").unwrap();
+    let output = rtlab()
+        .args(["run", "--simulate", "3", "-q", "-e"])
+        .arg(&file)
+        .arg("-o")
+        .arg(tmp.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "every simulated sample is above 1 µs");
+    // The command line replaces the file's requirements.
+    let output = rtlab()
+        .args(["run", "--simulate", "3", "-q", "--require", "timer max < 1s", "-e"])
+        .arg(&file)
+        .arg("-o")
+        .arg(tmp.path().join("run2"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+}
+
+/// `rtlab report DIR --format F` on stdout, with the results directory redacted.
+fn report(dir: &Path, args: &[&str]) -> (i32, String) {
+    let output = rtlab().arg("report").arg(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty(), "stderr:\n{stderr}");
+    (output.status.code().unwrap(), redact(&String::from_utf8(output.stdout).unwrap(), dir))
+}
+
+#[test]
+fn report_formats_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = saved_run(tmp.path(), "sim", 42);
+    let (code, md) = report(&dir, &["--format", "md"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("report_md_simulate_42", md);
+    let (_, csv) = report(&dir, &["--format", "csv"]);
+    insta::assert_snapshot!("report_csv_simulate_42", csv);
+    let (_, json) = report(&dir, &["--format", "json", "--require", "timer p99.9 < 10ms"]);
+    let value: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["schema"], "rtlab.report/1");
+    assert_eq!(value["verdict"]["met"], true);
+    insta::assert_snapshot!("report_json_simulate_42", json);
+    assert!(!dir.join("report.md").exists() && !tmp.path().join("rtlab-report.html").exists());
+}
+
+#[test]
+fn report_writes_html_into_the_results_directory_and_judges_requirements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = saved_run(tmp.path(), "sim", 42);
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    let (code, stdout) = report(&dir, &["--require", "timer max < 100us"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("Verdict: NOT MET"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("Report: [DIR]/report.html"), "{stdout}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // --output elsewhere, and a met requirement.
+    let out = tmp.path().join("mine.md");
+    let (code, stdout) =
+        report(&dir, &["--format", "md", "--require", "timer max < 1s", "--output", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("# rtlab report\n\n## Verdict: MET"));
+}
+
+#[test]
+fn report_on_a_damaged_or_foreign_file_exits_2_naming_the_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = saved_run(tmp.path(), "sim", 42);
+    let text = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    let cases = [
+        ("truncated.json", text[..text.len() / 2].to_string(), "not JSON"),
+        ("foreign.json", "{\"name\": \"something else\"}".to_string(), "no \"schema\" field"),
+        ("future.json", text.replace("rtlab.run/1", "rtlab.run/9"), "schema \"rtlab.run/9\" is not \"rtlab.run/1\""),
+        ("damaged.json", text.replacen("\"count\": 2000", "\"count\": 1999", 1), "disagrees with its histogram"),
+    ];
+    for (name, content, expected) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let output = rtlab().arg("report").arg(&path).args(["--format", "md"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(stderr.contains(expected) && stderr.contains(name), "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(output.stdout.is_empty());
+    }
+    let output = rtlab().args(["report", "/nonexistent/run.json"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn compare_of_two_runs_writes_the_html_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = saved_run(tmp.path(), "a", 42);
+    let b = saved_run(tmp.path(), "b", 43);
+    let output = rtlab().current_dir(tmp.path()).arg("compare").arg(&a).arg(&b).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("simulated #1 (A, the baseline)"), "{stdout}");
+    assert!(stdout.contains("Is B better than A? Timer latency (timer.latency), each against A = simulated #1"));
+    assert!(stdout.trim_end().ends_with("Report: rtlab-compare.html"), "{stdout}");
+    let html = std::fs::read_to_string(tmp.path().join("rtlab-compare.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // Markdown on stdout instead, the same tables.
+    let output = rtlab().arg("compare").arg(&a).arg(&b).args(["--format", "md"]).output().unwrap();
+    let md = String::from_utf8(output.stdout).unwrap();
+    assert!(md.contains("## Is B better than A?"), "{md}");
+    assert!(md.contains("| simulated #2 | "), "{md}");
+}
