@@ -389,18 +389,29 @@ pub fn verdict_text(verdict: &Verdict) -> String {
 /// A [`Table`] as aligned text: the title (and its source), the header, the rows (the first
 /// column left-aligned, the others right-aligned), then the notes.
 pub fn text_table(table: &Table) -> String {
-    let mut widths: Vec<usize> = table.columns.iter().map(|c| c.chars().count()).collect();
+    // A long text cell (a warning) would push every other column off the screen: cut it;
+    // the full text is printed under "Warnings".
+    const MAX_CELL: usize = 40;
+    let cut = |cell: &String| -> String {
+        if cell.chars().count() <= MAX_CELL {
+            cell.clone()
+        } else {
+            cell.chars().take(MAX_CELL - 1).collect::<String>() + "…"
+        }
+    };
+    let mut widths: Vec<usize> = table.columns.iter().map(|c| cut(c).chars().count()).collect();
     for row in &table.rows {
         for (i, cell) in row.iter().enumerate() {
+            let n = cut(cell).chars().count();
             match widths.get_mut(i) {
-                Some(w) => *w = (*w).max(cell.chars().count()),
-                None => widths.push(cell.chars().count()),
+                Some(w) => *w = (*w).max(n),
+                None => widths.push(n),
             }
         }
     }
     let line = |cells: &[String]| {
         let mut text = String::from(" ");
-        for (i, cell) in cells.iter().enumerate() {
+        for (i, cell) in cells.iter().map(cut).enumerate() {
             let pad = " ".repeat(widths[i].saturating_sub(cell.chars().count()));
             if i == 0 {
                 let _ = write!(text, " {cell}{pad}");
