@@ -236,12 +236,34 @@ fn raw_samples_and_csv_export_agree_with_the_summary() {
         let s = &m["summary"];
         assert_eq!(values[0], i(s, "min"), "CPU {cpu}: min");
         assert_eq!(*values.last().unwrap(), i(s, "max"), "CPU {cpu}: max");
-        let exact = nearest_rank(&values, 0.5);
-        let p50 = i(s, "p50");
-        assert!(
-            (p50 - exact).abs() as f64 <= exact.abs() as f64 * 0.001,
-            "CPU {cpu}: p50 {p50} vs nearest-rank {exact} from the raw samples"
-        );
+        // Every reported percentile is the exact nearest-rank value within the histogram's
+        // precision (3 significant digits: 0.1 %).
+        for (key, q) in
+            [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999), ("p99.999", 0.99999)]
+        {
+            let exact = nearest_rank(&values, q);
+            let reported = i(s, key);
+            assert!(
+                (reported - exact).abs() as f64 <= exact.abs() as f64 * 0.001,
+                "CPU {cpu}: {key} {reported} vs nearest-rank {exact} from the raw samples"
+            );
+        }
+        // The report's cumulative curve at a latency x lies between the exact share of raw
+        // samples <= x(1 - 0.1 %) and <= x(1 + 0.1 %).
+        let encoded: rtlab_analysis::HistogramEncoding = serde_json::from_value(m["histogram"].clone()).unwrap();
+        let curve =
+            rtlab_analysis::curve::CumulativeCurve::of(&rtlab_analysis::LatencyHistogram::decode(&encoded).unwrap());
+        let share_at_or_below =
+            |x: f64| values.partition_point(|&v| (v as f64) <= x) as f64 * 100.0 / values.len() as f64;
+        for q in [0.1, 0.5, 0.9, 0.99, 0.999] {
+            let x = nearest_rank(&values, q);
+            let percent = curve.percent_at(x as u64);
+            let (low, high) = (share_at_or_below(x as f64 * 0.999), share_at_or_below(x as f64 * 1.001));
+            assert!(
+                percent >= low - 1e-9 && percent <= high + 1e-9,
+                "CPU {cpu}: curve at {x} ns is {percent} %, exact share between {low} and {high} %"
+            );
+        }
         let sum: i128 = values.iter().map(|&v| v as i128).sum();
         assert_eq!(sum, m["moments"]["sum"].as_i64().unwrap() as i128, "CPU {cpu}: moments.sum");
     }
