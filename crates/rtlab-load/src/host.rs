@@ -120,11 +120,6 @@ impl LoadHost {
         }
     }
 
-    /// Pid of the host process.
-    pub fn pid(&self) -> u32 {
-        self.child.pid()
-    }
-
     /// `Some(reason)` once a load stopped working or the host itself ended.
     pub fn check_alive(&mut self) -> Option<String> {
         if self.failure.is_none() {

@@ -251,6 +251,16 @@ impl RunResult {
     }
 }
 
+/// The results directory of a result given as a directory or as its run.json: what raw
+/// sample paths (`raw_file`) are relative to.
+pub fn results_dir(result: &Path) -> std::path::PathBuf {
+    if result.is_dir() {
+        result.to_path_buf()
+    } else {
+        result.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
 /// Temporary file + fsync + rename + directory fsync.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let shown = path.display().to_string();

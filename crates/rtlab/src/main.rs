@@ -251,11 +251,7 @@ fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {
 
 fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
     let run = rtlab_report::model::RunResult::load(&args.result)?;
-    let dir = if args.result.is_dir() {
-        args.result.clone()
-    } else {
-        args.result.parent().map(|p| p.to_path_buf()).unwrap_or_default()
-    };
+    let dir = rtlab_report::model::results_dir(&args.result);
     match args.format {
         cli::ExportFormat::Csv => match &args.output {
             Some(path) => {

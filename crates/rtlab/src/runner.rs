@@ -48,10 +48,9 @@ fn try_realtime(policy: Policy, priority: i32) -> Result<(), String> {
     .unwrap_or_else(|_| Err("probe thread panicked".into()))
 }
 
-fn prepare_output_dir(dir: &Path, raw: bool) -> anyhow::Result<()> {
-    let samples = dir.join("samples");
-    let target = if raw { samples.as_path() } else { dir };
-    std::fs::create_dir_all(target)
+/// Each scenario creates its own `samples/<n>-<name>/` when raw samples are asked for.
+fn prepare_output_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
         .map_err(|e| usage(format!("--output {}: cannot create the directory: {e}", dir.display())))?;
     Ok(())
 }
@@ -113,7 +112,7 @@ pub fn run(
     }
     let real_time_results = !simulated && policy.is_realtime() && memory_locked;
     let timer_slack_ns = (!policy.is_realtime() && !simulated).then_some(1);
-    prepare_output_dir(&plan.output, plan.raw)?;
+    prepare_output_dir(&plan.output)?;
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
     if plan.loaded_scenarios().next().is_some() {
         let parent = plan.scratch.clone().unwrap_or_else(rtlab_load::default_scratch_parent);

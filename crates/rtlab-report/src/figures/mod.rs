@@ -23,7 +23,8 @@ mod histogram;
 pub mod palette;
 mod timeseries;
 
-use crate::model::{Measurement, RunResult};
+use crate::digest::{combine, Combined};
+use crate::model::{results_dir, Measurement, RunResult};
 use crate::report_set::{Configuration, ReportSet};
 use crate::terminal::metric_title;
 use crate::ReportError;
@@ -221,17 +222,6 @@ fn requirements_of(set: &ReportSet, metric: &str) -> Vec<Requirement> {
     out
 }
 
-/// The directory raw sample paths are relative to: the source itself when it is a
-/// directory, else the directory of the run.json.
-fn results_dir(source: &str) -> PathBuf {
-    let path = Path::new(source);
-    if path.is_dir() {
-        path.to_path_buf()
-    } else {
-        path.parent().map(Path::to_path_buf).unwrap_or_default()
-    }
-}
-
 fn series_of(
     set: &ReportSet,
     configuration: &Configuration,
@@ -242,21 +232,17 @@ fn series_of(
     let run: &RunResult = configuration.run;
     let measurements: Vec<&Measurement> = run.measurements_of(configuration.scenario, metric).collect();
     let Some(first) = measurements.first() else { return Ok(None) };
-    let mut combined = LatencyHistogram::decode(&first.histogram)?;
-    let mut cpus = vec![(first.cpu, combined.clone())];
-    let mut moments = first.moments;
-    for m in &measurements[1..] {
-        let h = LatencyHistogram::decode(&m.histogram)?;
-        combined.merge(&h)?;
-        moments.merge(&m.moments);
-        cpus.push((m.cpu, h));
-    }
+    let Combined { histogram: Some(combined), moments, .. } = combine(&measurements)? else { return Ok(None) };
+    let cpus = measurements
+        .iter()
+        .map(|m| Ok((m.cpu, LatencyHistogram::decode(&m.histogram)?)))
+        .collect::<Result<Vec<_>, ReportError>>()?;
     let block_s = first.block_s.max(1);
     let blocks = measurements.iter().map(|m| m.per_second_max_ns.len()).max().unwrap_or(0);
     let per_second_max_ns = (0..blocks)
         .map(|i| measurements.iter().filter_map(|m| m.per_second_max_ns.get(i).copied().flatten()).max())
         .collect();
-    let dir = results_dir(&set.runs[configuration.run_index].source);
+    let dir = results_dir(Path::new(&set.runs[configuration.run_index].source));
     let raw_files: Vec<PathBuf> =
         measurements.iter().filter_map(|m| m.raw_file.as_ref().map(|f| dir.join(f))).collect();
     let raw_files = if raw_files.len() == measurements.len() && raw_files.iter().all(|f| f.is_file()) {
