@@ -10,14 +10,18 @@ pub const GRAMMAR: &str =
     "expected \"<metric> <statistic> < <bound>\" with statistic max, mean, pNN[.N] or pwcet(P), e.g. \"timer max < 500us\"";
 
 /// Probes and their main metric: a probe name alone stands for it (`timer` = `timer.latency`).
+/// The `ipc:<mechanism>` probes' main metric is `ipc:<mechanism>.latency`.
 pub const MAIN_METRICS: [(&str, &str); 6] = [
     ("timer", "timer.latency"),
-    ("jitter", "timer.jitter"),
+    ("jitter", "jitter.jitter"),
     ("sleep", "sleep.overshoot"),
     ("net", "net.activation"),
-    ("switch", "switch.time"),
-    ("ipc", "ipc.latency"),
+    ("switch", "switch.futex"),
+    ("sweep", "sweep.latency"),
 ];
+
+/// The mechanisms of the `ipc:<mechanism>` probes.
+pub const IPC_MECHANISMS: [&str; 5] = ["eventfd", "pipe", "futex", "mqueue", "signal"];
 
 /// Which figure of a distribution a requirement bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -152,9 +156,13 @@ fn parse_metric(text: &str) -> Result<String, String> {
         Some(_) => Err(format!("metric {text:?} is not \"probe\" or \"probe.metric\"")),
         None if !valid_part(&text) => Err(format!("metric {text:?} is not \"probe\" or \"probe.metric\"")),
         None => {
+            if text.strip_prefix("ipc:").is_some_and(|m| IPC_MECHANISMS.contains(&m)) {
+                return Ok(format!("{text}.latency"));
+            }
             let main = MAIN_METRICS.iter().find(|(probe, _)| *probe == text).map(|(_, metric)| metric.to_string());
             main.ok_or_else(|| {
-                let probes: Vec<&str> = MAIN_METRICS.iter().map(|(p, _)| *p).collect();
+                let mut probes: Vec<&str> = MAIN_METRICS.iter().map(|(p, _)| *p).collect();
+                probes.push("ipc:<mechanism>");
                 format!(
                     "{text:?} is not a probe ({}); name a metric as probe.metric, e.g. timer.latency",
                     probes.join(", ")

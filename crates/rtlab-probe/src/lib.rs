@@ -3,9 +3,18 @@
 //! Main types:
 //! - [`Probe`]: a measurement that is fully prepared (threads' histograms, rings and
 //!   per-second maxima allocated) before [`Probe::run`] starts sampling.
-//! - [`timer::TimerProbe`]: the cyclictest measurement: one pinned real-time thread per
-//!   CPU waking at absolute periodic expiries; timer latency and period jitter.
-//! - [`clock::WakeClock`]: the two calls a sampling loop makes (read the clock, sleep until
+//! - The probes: [`timer::TimerProbe`] (cyclictest's measurement: one pinned real-time
+//!   thread per CPU waking at absolute periodic expiries), [`jitter::JitterProbe`] (the
+//!   timer at several periods, Dodiu Table 1), [`sleep::SleepProbe`] (relative nanosleep
+//!   overshoot, Dankwardt), [`net::NetProbe`] (UDP stimulus with kernel receive timestamps,
+//!   Regnier), [`ipc::IpcProbe`] (wake-up latency through eventfd, pipe, futex, POSIX
+//!   message queue, signal), [`switch::SwitchProbe`] (task-switch time on one CPU, Dodiu
+//!   Table 3) and [`sweep::SweepProbe`] (a stimulus probe over several rates, Dodiu Table 2).
+//! - [`recorder::MetricRecorder`]: what a sampling loop records per metric (histogram,
+//!   moments, per-second maxima, raw ring, optional in-order sequence), preallocated.
+//! - [`workers::run_workers`]: starts a probe's threads, wakes them when they must stop,
+//!   joins them; [`ThreadSetup::apply`] pins and prioritises a sampling thread.
+//! - [`clock::WakeClock`]: the two calls a periodic loop makes (read the clock, sleep until
 //!   a deadline), with the real CLOCK_MONOTONIC backend and a deterministic simulated one.
 //! - [`live::LiveStats`]: lock-free counters a sampling thread publishes for the progress
 //!   display.
@@ -15,11 +24,21 @@
 //!   exact moments, per-second maxima, overruns and lost samples.
 
 pub mod clock;
+pub mod ipc;
+pub mod jitter;
 pub mod live;
+pub mod net;
 pub mod raw;
+pub mod recorder;
+pub mod sleep;
+pub mod sweep;
+pub mod switch;
 pub mod timer;
+pub mod workers;
 
 use rtlab_analysis::{LatencyHistogram, Moments};
+use rtlab_sys::sched::Policy;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -54,6 +73,110 @@ pub enum ProbeError {
     Analysis(#[from] rtlab_analysis::AnalysisError),
     #[error("measuring thread on CPU {cpu} panicked")]
     ThreadPanicked { cpu: usize },
+    /// The mechanism a probe needs does not exist or cannot be used on this host (no POSIX
+    /// message queues, no socket timestamps, ...): the environment, not the request.
+    #[error("{probe}: {what} is not available on this host: {reason}")]
+    Unavailable { probe: String, what: String, reason: String },
+}
+
+/// How much a probe (or each part of it: a period of `jitter`, a rate of `sweep`) measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// For this long: a periodic probe takes duration / period cycles.
+    Duration { ns: u64 },
+    /// This many recorded samples per sampling thread.
+    Samples(u64),
+}
+
+impl Budget {
+    /// Periods of `period_ns` in the budget (a duration of less than one period still
+    /// takes one sample).
+    pub fn cycles(self, period_ns: u64) -> u64 {
+        match self {
+            Budget::Duration { ns } => (ns / period_ns.max(1)).max(1),
+            Budget::Samples(n) => n,
+        }
+    }
+
+    /// Expected wall time at one sample per `period_ns`.
+    pub fn planned_ns(self, period_ns: u64) -> u64 {
+        match self {
+            Budget::Duration { ns } => ns,
+            Budget::Samples(n) => n.saturating_mul(period_ns),
+        }
+    }
+
+    /// This budget shared equally by `parts` parts run one after the other.
+    pub fn share(self, parts: usize) -> Budget {
+        match self {
+            Budget::Duration { ns } => Budget::Duration { ns: ns / parts.max(1) as u64 },
+            samples => samples,
+        }
+    }
+}
+
+/// Which clock a periodic sampling loop uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockKind {
+    Monotonic,
+    /// Deterministic virtual time (tests, snapshots); no thread set-up is done.
+    Simulated {
+        seed: u64,
+    },
+}
+
+/// How each sampling thread prepares itself before the first sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadSetup {
+    pub pin_to_cpu: bool,
+    pub policy: Policy,
+    pub priority: i32,
+    /// Timer slack to set on the thread (1 ns when not real-time); None leaves it alone.
+    pub timer_slack_ns: Option<u64>,
+    pub prefault_stack_bytes: usize,
+}
+
+/// What every probe needs besides its own parameters.
+#[derive(Debug, Clone)]
+pub struct Sampling {
+    pub budget: Budget,
+    pub histogram_max_ns: u64,
+    /// Directory for raw sample files; None: no raw output.
+    pub raw_dir: Option<PathBuf>,
+    pub raw_ring_capacity: usize,
+    /// The measuring (receiving) threads' set-up.
+    pub setup: ThreadSetup,
+}
+
+/// Where a stimulus comes from, for the probes where one thread triggers another
+/// (`net`, `ipc:*`, `switch`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stimulus {
+    /// The real-time receiver's CPU.
+    pub receiver_cpu: usize,
+    /// The trigger's CPU (the receiver's own for `switch`).
+    pub trigger_cpu: usize,
+    /// Stimuli per second.
+    pub rate_hz: f64,
+    /// The trigger's set-up: a lower priority than the receiver's.
+    pub trigger_setup: ThreadSetup,
+}
+
+impl Stimulus {
+    /// The stimulus period in ns.
+    pub fn period_ns(&self) -> u64 {
+        (1e9 / self.rate_hz).round().max(1.0) as u64
+    }
+}
+
+/// A probe-specific fact about a measurement, kept in run.json beside its statistics
+/// (`period_ns` of a jitter period, `rate_hz` of a sweep step, a switch burst's total).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Detail {
+    Int(i64),
+    Float(f64),
+    Text(String),
 }
 
 /// A prepared measurement. Everything the sampling threads touch is allocated when the
@@ -76,6 +199,10 @@ pub struct MetricOutput {
     pub moments: Moments,
     /// Largest value per second of the run (block maxima), None for a second without samples.
     pub per_second_max: Vec<Option<i64>>,
+    /// This metric's raw sample file, with raw output.
+    pub raw_file: Option<PathBuf>,
+    /// The first samples in order, for probes that keep them (`sleep`: per-sample plots).
+    pub sequence: Option<Vec<i64>>,
 }
 
 /// What one sampling thread measured.
@@ -85,7 +212,9 @@ pub struct ThreadOutput {
     pub thread_name: String,
     /// Periods that were due in the measured window, recorded or skipped.
     pub cycles: u64,
-    /// Expiries skipped because a wake-up came a whole period or more late.
+    /// Expiries skipped because a wake-up came a whole period or more late; for stimulus
+    /// probes, stimuli that produced no sample (a dropped datagram, coalesced wake-ups).
+    /// `cycles` = recorded samples of the main metric + `overruns`.
     pub overruns: u64,
     /// Raw samples the writer could not take in time (only with raw output).
     pub lost: u64,
@@ -95,14 +224,22 @@ pub struct ThreadOutput {
     /// Seconds covered by each entry of the metrics' `per_second_max` (1 unless the run
     /// is longer than a week).
     pub block_s: u64,
-    pub raw_file: Option<PathBuf>,
+    /// The period of this thread's samples (timer interval, jitter period, stimulus
+    /// period; for `sleep` the requested sleep): turns counts into rates.
+    pub interval_ns: u64,
+    /// Probe-specific facts, saved with each of this thread's metrics.
+    pub details: Vec<(String, Detail)>,
 }
 
 /// What a probe hands back when it finishes.
 #[derive(Debug, Clone)]
 pub struct ProbeOutput {
+    /// The probe as named on the command line ("timer", "ipc:futex", "sweep").
     pub probe: String,
     pub threads: Vec<ThreadOutput>,
-    /// Raw samples written per thread, in `threads` order (0 without raw output).
-    pub raw_written: Vec<u64>,
+    /// Samples written per raw file.
+    pub raw_written: Vec<(PathBuf, u64)>,
+    /// What the reader of the results must know about how this probe ran (a trigger on
+    /// the receiver's CPU, no hardware timestamps, default timer slack kept, ...).
+    pub notes: Vec<String>,
 }

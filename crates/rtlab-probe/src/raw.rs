@@ -98,7 +98,7 @@ pub fn channel(path: PathBuf, capacity: usize) -> (RawSink, RawDrain) {
 
 /// A non-real-time thread that drains rings into files until every producer is gone.
 pub struct RawWriter {
-    handle: std::thread::JoinHandle<Result<Vec<u64>, ProbeError>>,
+    handle: std::thread::JoinHandle<Result<Vec<(PathBuf, u64)>, ProbeError>>,
 }
 
 impl RawWriter {
@@ -121,7 +121,7 @@ impl RawWriter {
     }
 
     /// Waits for the writer to drain everything; returns samples written per file.
-    pub fn finish(self) -> Result<Vec<u64>, ProbeError> {
+    pub fn finish(self) -> Result<Vec<(PathBuf, u64)>, ProbeError> {
         self.handle.join().unwrap_or_else(|_| {
             Err(ProbeError::RawFormat { path: PathBuf::from("<writer thread>"), reason: "writer panicked".into() })
         })
@@ -131,7 +131,7 @@ impl RawWriter {
 fn drain_until_done(
     mut outputs: Vec<(RawDrain, BufWriter<File>, u64)>,
     poll: Duration,
-) -> Result<Vec<u64>, ProbeError> {
+) -> Result<Vec<(PathBuf, u64)>, ProbeError> {
     loop {
         let mut moved = 0usize;
         let mut all_abandoned = true;
@@ -168,7 +168,7 @@ fn drain_until_done(
             .flush()
             .and_then(|_| writer.get_ref().sync_all())
             .map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
-        counts.push(written);
+        counts.push((drain.path, written));
     }
     Ok(counts)
 }
@@ -249,7 +249,7 @@ mod tests {
         }
         drop(sink);
         let written = writer.finish().unwrap();
-        assert_eq!(written, vec![pushed]);
+        assert_eq!(written, vec![(path.clone(), pushed)]);
         assert_eq!(pushed + lost, 10_000);
         let back = read_all(&path).unwrap();
         assert_eq!(back.len() as u64, pushed);

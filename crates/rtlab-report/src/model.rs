@@ -64,7 +64,7 @@ pub struct RealtimeStatus {
 }
 
 /// The resolved experiment: every default made explicit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Experiment {
     pub probes: Vec<String>,
     pub interval_ns: u64,
@@ -89,6 +89,35 @@ pub struct Experiment {
     pub load_cpus: Option<Vec<usize>>,
     /// Time between starting a scenario's loads and starting to measure.
     pub settle_ns: u64,
+    /// Parameters of the probes other than the timer, resolved.
+    #[serde(default)]
+    pub probe_settings: ProbeSettings,
+}
+
+/// The probes' own parameters, every default explicit. A run that did not use a probe
+/// still records its defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ProbeSettings {
+    /// `jitter`: the periods, measured one after the other.
+    pub periods_ns: Vec<u64>,
+    /// `sleep`: the requested relative sleep.
+    pub sleep_ns: u64,
+    /// `sleep`: samples discarded at the start (the paper's cold-cache two).
+    pub sleep_discarded: u64,
+    /// `net`, `ipc:*`, `switch`: stimulus rate per probe, e.g. {"net": 20, "ipc:futex": 1000}.
+    pub rates_hz: std::collections::BTreeMap<String, f64>,
+    /// `sweep`: the swept probe and its rates.
+    pub sweep_of: String,
+    pub sweep_rates_hz: Vec<f64>,
+    /// The receiver's CPU of the stimulus probes (`switch`: both tasks').
+    pub receiver_cpu: usize,
+    /// The trigger's CPU of `net` and `ipc:*`.
+    pub trigger_cpu: usize,
+    /// The trigger's priority (lower than the receiver's).
+    pub trigger_priority: i32,
+    /// `net`: receiver address and interface.
+    pub bind: Option<String>,
+    pub interface: Option<String>,
 }
 
 /// One load scenario of a run: the loads that ran, what they achieved, and what the system
@@ -157,6 +186,14 @@ pub struct Measurement {
     pub raw_file: Option<String>,
     /// Samples in the raw file.
     pub raw_samples: Option<u64>,
+    /// Probe-specific facts: `period_ns` (jitter), `rate_hz` and `stimulus` (sweep),
+    /// `requested_ns` (sleep), `trigger_cpu`, `timestamping` (net), `burst_switches`,
+    /// `burst_total_ns`, `burst_per_switch_ns` (switch), ... (docs/run-json.md).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub details: std::collections::BTreeMap<String, rtlab_probe::Detail>,
+    /// Every sample in order, for probes that keep them (`sleep`, for per-sample plots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_ns: Option<Vec<i64>>,
 }
 
 fn one_second() -> u64 {

@@ -162,7 +162,7 @@ fn write_raw(path: &Path, cpu: u32, values: impl Iterator<Item = i64>) -> u64 {
         }
     }
     drop(sink);
-    writer.finish().unwrap()[0]
+    writer.finish().unwrap()[0].1
 }
 
 #[test]

@@ -61,6 +61,39 @@ pub struct RunArgs {
     /// Experiment file (TOML): every option below as a key; options given here override it
     #[arg(long, short = 'e')]
     pub experiment: Option<PathBuf>,
+    /// Probes, run one after another in each load scenario, each for its share of the
+    /// duration: timer, jitter, sleep, net, ipc:eventfd, ipc:pipe, ipc:futex, ipc:mqueue,
+    /// ipc:signal, switch, sweep [default: timer]
+    #[arg(long, short = 'P')]
+    pub probe: Option<String>,
+    /// jitter: the periods, measured one after another, e.g. "300us,1ms" (a bare number is
+    /// µs) [default: 300,500,1000,2000,5000,10000]
+    #[arg(long)]
+    pub periods: Option<String>,
+    /// sleep: the relative sleep requested [default: 50ms]
+    #[arg(long)]
+    pub sleep: Option<String>,
+    /// net, ipc, switch: stimuli per second, e.g. 1000 or 1khz [default: net 20, ipc and
+    /// switch 1000]
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// sweep: the stimulus rates in Hz, measured one after another
+    /// [default: 500,800,1000,5000,8000,10000]
+    #[arg(long)]
+    pub rates: Option<String>,
+    /// sweep: the stimulus probe to repeat: net or ipc:MECHANISM [default: net]
+    #[arg(long)]
+    pub sweep_of: Option<String>,
+    /// net, ipc: the trigger's CPU, a number or "same" (the receiver's, the first of
+    /// --cpus) [default: another CPU than the receiver's]
+    #[arg(long)]
+    pub trigger_cpu: Option<String>,
+    /// net: receive on this local address [default: 127.0.0.1]
+    #[arg(long)]
+    pub bind: Option<String>,
+    /// net: receive on this network interface (hardware timestamps where it offers them)
+    #[arg(long)]
+    pub interface: Option<String>,
     /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i) [default: 1ms]
     #[arg(long, short = 'i')]
     pub interval: Option<String>,
@@ -73,10 +106,12 @@ pub struct RunArgs {
     /// CPUs to measure on, as a list "0,2-3" (default: every online CPU)
     #[arg(long, short = 'c')]
     pub cpus: Option<String>,
-    /// How long to measure each load scenario: 30s, 10m, 2h (default 20s)
+    /// How long to measure each load scenario, shared by the probes: 30s, 10m, 2h (default
+    /// 20s; sleep alone takes its 1000 samples)
     #[arg(long, short = 'D', conflicts_with = "samples")]
     pub duration: Option<String>,
-    /// Samples per CPU and scenario instead of a duration
+    /// Samples per CPU and scenario instead of a duration (jitter: per period; sweep: per
+    /// rate; sleep: taken, including the discarded ones)
     #[arg(long, short = 'n')]
     pub samples: Option<u64>,
     /// Load scenarios, measured one after the other: presets (idle, mixed, akamina, regnier,
@@ -93,7 +128,7 @@ pub struct RunArgs {
     /// Directory for the loads' scratch files (default: the system's temporary directory)
     #[arg(long)]
     pub scratch: Option<PathBuf>,
-    /// Wake-ups to discard at the start of each thread [default: 0]
+    /// Wake-ups to discard at the start of each thread [default: 0; sleep: 2, as Dankwardt]
     #[arg(long)]
     pub warmup: Option<u64>,
     /// Results directory (default results/<YYYYmmdd-HHMMSS>-<label>)

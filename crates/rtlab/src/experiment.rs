@@ -40,11 +40,17 @@ impl ScenarioPlan {
 /// A validated `rtlab run`.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
+    /// Probes in the order measured in each scenario.
+    pub probes: Vec<crate::probe_plan::ProbeChoice>,
+    /// Their parameters, resolved.
+    pub probe_settings: rtlab_report::model::ProbeSettings,
     pub interval_ns: u64,
     pub policy: Policy,
     pub priority: i32,
     pub cpus: Vec<usize>,
     pub duration_ns: Option<u64>,
+    /// --duration was given (or came from the experiment file), not defaulted.
+    pub duration_explicit: bool,
     pub samples: Option<u64>,
     pub warmup: u64,
     pub output: PathBuf,
@@ -208,8 +214,12 @@ impl RunPlan {
             return Err(usage(format!("--settle {settle_text}: at most 1h")));
         }
         let requirements = parse_requirements(&args.require)?;
+        let resolved = crate::probe_plan::resolve(args, &cpus, online, priority as i32)?;
         let scenarios = resolve_scenarios(args)?;
         Ok(Self {
+            probes: resolved.probes,
+            probe_settings: resolved.settings,
+            duration_explicit: args.duration.is_some(),
             interval_ns,
             policy,
             priority: priority as i32,
@@ -237,13 +247,6 @@ impl RunPlan {
     /// The scenarios that run loads.
     pub fn loaded_scenarios(&self) -> impl Iterator<Item = &ScenarioPlan> {
         self.scenarios.iter().filter(|s| !s.is_unloaded())
-    }
-
-    /// Expected wall time of the measurement, for the progress display.
-    pub fn expected_ns(&self) -> u64 {
-        self.duration_ns
-            .unwrap_or_else(|| self.samples.unwrap_or(0).saturating_mul(self.interval_ns))
-            .saturating_add(self.warmup.saturating_mul(self.interval_ns))
     }
 }
 

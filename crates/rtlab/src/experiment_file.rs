@@ -55,6 +55,15 @@ impl CpuList {
 #[serde(deny_unknown_fields)]
 pub struct ExperimentFile {
     pub label: Option<String>,
+    pub probe: Option<TextList>,
+    pub periods: Option<TextList>,
+    pub sleep: Option<String>,
+    pub rate: Option<String>,
+    pub rates: Option<TextList>,
+    pub sweep_of: Option<String>,
+    pub trigger_cpu: Option<String>,
+    pub bind: Option<String>,
+    pub interface: Option<String>,
     pub interval: Option<String>,
     pub priority: Option<i64>,
     pub policy: Option<PolicyArg>,
@@ -111,6 +120,15 @@ impl ExperimentFile {
             }
         }
         fill(&mut args.label, self.label);
+        fill(&mut args.probe, self.probe.map(|l| l.joined()));
+        fill(&mut args.periods, self.periods.map(|l| l.joined()));
+        fill(&mut args.sleep, self.sleep);
+        fill(&mut args.rate, self.rate);
+        fill(&mut args.rates, self.rates.map(|l| l.joined()));
+        fill(&mut args.sweep_of, self.sweep_of);
+        fill(&mut args.trigger_cpu, self.trigger_cpu);
+        fill(&mut args.bind, self.bind);
+        fill(&mut args.interface, self.interface);
         fill(&mut args.interval, self.interval);
         fill(&mut args.priority, self.priority);
         fill(&mut args.policy, self.policy);
@@ -151,6 +169,15 @@ mod tests {
         let file = parse(
             r#"
             label = "lab"
+            probe = ["timer", "ipc:futex"]
+            periods = "300us,1ms"
+            sleep = "10ms"
+            rate = "500"
+            rates = ["500", "1000"]
+            sweep_of = "ipc:pipe"
+            trigger_cpu = "same"
+            bind = "127.0.0.1"
+            interface = "lo"
             interval = "500us"
             priority = 80
             policy = "rr"
@@ -173,6 +200,14 @@ mod tests {
         let merged = file.under(args);
         assert_eq!(merged.interval.as_deref(), Some("1ms"), "the command line wins");
         assert_eq!(merged.label.as_deref(), Some("lab"));
+        assert_eq!(merged.probe.as_deref(), Some("timer,ipc:futex"));
+        assert_eq!(merged.periods.as_deref(), Some("300us,1ms"));
+        assert_eq!(merged.sleep.as_deref(), Some("10ms"));
+        assert_eq!(merged.rate.as_deref(), Some("500"));
+        assert_eq!(merged.rates.as_deref(), Some("500,1000"));
+        assert_eq!(merged.sweep_of.as_deref(), Some("ipc:pipe"));
+        assert_eq!(merged.trigger_cpu.as_deref(), Some("same"));
+        assert_eq!((merged.bind.as_deref(), merged.interface.as_deref()), (Some("127.0.0.1"), Some("lo")));
         assert_eq!(merged.priority, Some(80));
         assert_eq!(merged.policy, Some(PolicyArg::Rr));
         assert_eq!(merged.cpus.as_deref(), Some("0,1"));

@@ -5,6 +5,7 @@ mod cli;
 mod errors;
 mod experiment;
 mod experiment_file;
+mod probe_plan;
 mod progress;
 mod runner;
 mod simulated_host;

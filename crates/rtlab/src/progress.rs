@@ -56,8 +56,9 @@ pub fn note(plan: &RunPlan, text: &str) {
 }
 
 impl Progress {
-    pub fn new(plan: &RunPlan, live: Vec<Arc<LiveStats>>, simulated: bool, title: String) -> Self {
-        let expected = Duration::from_nanos(plan.expected_ns());
+    /// `expected_ns`: how long this part of the run should take.
+    pub fn new(plan: &RunPlan, live: Vec<Arc<LiveStats>>, simulated: bool, title: String, expected_ns: u64) -> Self {
+        let expected = Duration::from_nanos(expected_ns);
         // With --json, stdout carries only the JSON document.
         let to_stderr = plan.json;
         let terminal = if to_stderr { std::io::stderr().is_terminal() } else { std::io::stdout().is_terminal() };

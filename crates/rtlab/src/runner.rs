@@ -3,12 +3,12 @@
 
 use crate::errors::{environment, usage};
 use crate::experiment::{RunPlan, ScenarioPlan};
+use crate::probe_plan::{self, BuildContext, ProbeChoice};
 use crate::progress::{self, Progress};
 use anyhow::Context;
 use rtlab_analysis::Summary;
 use rtlab_load::host::LoadHost;
-use rtlab_probe::timer::{ClockKind, EndCondition, ThreadSetup, TimerConfig, TimerProbe};
-use rtlab_probe::{Probe, ProbeError, ProbeOutput};
+use rtlab_probe::{ClockKind, Probe, ProbeError, ProbeOutput, ThreadSetup};
 use rtlab_report::model::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
 use rtlab_sys::activity::{activity_between, ActivitySnapshot};
 use rtlab_sys::sched::{Policy, SchedulingGuard};
@@ -119,6 +119,22 @@ pub fn run(
         let _ = rtlab_load::remove_stale_scratch(&parent);
     }
 
+    let setup = ThreadSetup {
+        pin_to_cpu: !simulated,
+        policy,
+        priority: if policy.is_realtime() { plan.priority } else { 0 },
+        timer_slack_ns,
+        prefault_stack_bytes: STACK_PREFAULT_BYTES,
+    };
+    // Every probe is built once before any load starts: a mechanism this host lacks
+    // (no POSIX message queues, no socket timestamps) fails here, cleanly.
+    if !simulated {
+        for &probe in &plan.probes {
+            let context = BuildContext { setup, raw_dir: None, clock: ClockKind::Monotonic };
+            drop(probe_plan::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
+        }
+    }
+
     let start_time = chrono::Local::now();
     let mut scenarios = Vec::new();
     let mut measurements = Vec::new();
@@ -128,14 +144,12 @@ pub fn run(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let setup = ThreadSetup {
-            pin_to_cpu: !simulated,
-            policy,
-            priority: if policy.is_realtime() { plan.priority } else { 0 },
-            timer_slack_ns,
-            prefault_stack_bytes: STACK_PREFAULT_BYTES,
-        };
         let outcome = measure_scenario(plan, index, planned, setup, &stop)?;
+        for note in outcome.notes {
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
         sampling_s += outcome.scenario.duration_s;
         if failed_to_load.is_none() {
             failed_to_load = outcome
@@ -182,7 +196,7 @@ pub fn run(
         },
         host,
         experiment: Experiment {
-            probes: vec!["timer".into()],
+            probes: plan.probes.iter().map(|p| p.name().to_string()).collect(),
             interval_ns: plan.interval_ns,
             policy: plan.policy,
             priority: plan.priority,
@@ -197,6 +211,7 @@ pub fn run(
             presets: plan.presets.clone(),
             load_cpus: plan.load_cpus.clone(),
             settle_ns: plan.settle_ns,
+            probe_settings: plan.probe_settings.clone(),
         },
         scenarios,
         measurements,
@@ -233,6 +248,17 @@ fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBu
 struct ScenarioOutcome {
     scenario: Scenario,
     measurements: Vec<Measurement>,
+    /// The probes' notes on how they ran.
+    notes: Vec<String>,
+}
+
+/// A probe that cannot be set up or fails while sampling is an environment error (exit 3);
+/// a configuration it refuses is a usage error (exit 2).
+fn probe_error(probe: ProbeChoice, e: ProbeError) -> anyhow::Error {
+    match e {
+        ProbeError::Config(why) => usage(format!("--probe {}: {why}", probe.name())),
+        other => environment(format!("probe {}: {other}; nothing was saved", probe.name())),
+    }
 }
 
 /// Directory name of a scenario's raw samples: its position and a file-safe form of its name.
@@ -273,7 +299,7 @@ fn measure_scenario(
             Err(e) if e.is_usage_error() && index == 0 => return Err(usage(e.to_string())),
             Err(e) => {
                 scenario.load_failure = Some(format!("the loads could not start: {e}"));
-                return Ok(ScenarioOutcome { scenario, measurements: Vec::new() });
+                return Ok(ScenarioOutcome { scenario, measurements: Vec::new(), notes: Vec::new() });
             }
         }
         let settle_started = Instant::now();
@@ -288,54 +314,45 @@ fn measure_scenario(
         Some(seed) => ClockKind::Simulated { seed: seed.wrapping_add(index as u64) },
         None => ClockKind::Monotonic,
     };
-    let config = TimerConfig {
-        cpus: plan.cpus.clone(),
-        interval_ns: plan.interval_ns,
-        warmup: plan.warmup,
-        end: match (plan.duration_ns, plan.samples) {
-            (_, Some(n)) => EndCondition::Samples(n),
-            (Some(d), None) => EndCondition::Cycles((d / plan.interval_ns).max(1)),
-            (None, None) => unreachable!("the plan always has a duration or a sample count"),
-        },
-        histogram_max_ns: plan.histogram_max_ns,
-        raw_dir: plan.raw.then(|| plan.output.join("samples").join(scenario_dir_name(index, name))),
-        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
-        clock,
-        setup,
-    };
-    if let Some(dir) = &config.raw_dir {
+    let raw_dir = plan.raw.then(|| plan.output.join("samples").join(scenario_dir_name(index, name)));
+    if let Some(dir) = &raw_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    // Everything the sampling threads touch is allocated here, after mlockall.
-    let probe: Box<dyn Probe> = Box::new(TimerProbe::new(config).map_err(|e| usage(e.to_string()))?);
-    let live = probe.live();
-
     let activity_start = (!simulated).then(ActivitySnapshot::take).transpose().ok().flatten();
-    let started = Instant::now();
-    let driver_stop = stop.clone();
-    let driver = std::thread::Builder::new()
-        .name("rtlab-probe".into())
-        .spawn(move || (probe.run(driver_stop), Instant::now()))
-        .context("cannot start the probe thread")?;
-
-    let title = if plan.scenarios.len() > 1 {
-        format!("{name} ({}/{})", index + 1, plan.scenarios.len())
-    } else {
-        name.to_string()
-    };
-    let mut progress = Progress::new(plan, live, simulated, title);
-    while !driver.is_finished() {
-        progress.tick(started.elapsed());
-        if let (Some(h), None) = (host.as_mut(), &scenario.load_failure) {
-            scenario.load_failure = h.check_alive();
+    let mut measurements = Vec::new();
+    let mut notes = Vec::new();
+    let mut outcome = Ok(());
+    for (probe_index, &choice) in plan.probes.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            break;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock };
+        let title = match (plan.scenarios.len(), plan.probes.len()) {
+            (1, 1) => name.to_string(),
+            (1, n) => format!("{} ({}/{n})", choice.name(), probe_index + 1),
+            (s, 1) => format!("{name} ({}/{s})", index + 1),
+            (s, n) => format!("{name} ({}/{s}) · {} ({}/{n})", index + 1, choice.name(), probe_index + 1),
+        };
+        match measure_probe(plan, choice, &context, &title, &mut host, &mut scenario, stop) {
+            Ok((output, elapsed)) => {
+                scenario.duration_s += elapsed;
+                for note in &output.notes {
+                    let note = format!("{}: {note}", choice.name());
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
+                measurements.extend(measurements_of(&output, name, &plan.output)?);
+                if output.threads.iter().any(|t| t.interrupted) {
+                    scenario.interrupted = true;
+                }
+            }
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
     }
-    progress.finish();
-    let (outcome, sampling_ended) = match driver.join() {
-        Ok(joined) => joined,
-        Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
-    };
     let activity = activity_start.and_then(|a| ActivitySnapshot::take().ok().map(|b| activity_between(&a, &b)));
     if let Some(h) = host {
         match h.stop() {
@@ -351,42 +368,67 @@ fn measure_scenario(
             }
         }
     }
-    let output = match outcome {
-        Ok(output) => output,
-        Err(e @ ProbeError::Setup { .. }) | Err(e @ ProbeError::Sampling { .. }) => {
-            return Err(environment(format!("{e}; nothing was saved")))
-        }
-        Err(e) => return Err(environment(format!("measurement failed: {e}; nothing was saved"))),
-    };
-    // The probe thread's own end time: the main thread polls and may notice it late.
-    let elapsed = sampling_ended.duration_since(started);
-    scenario.interrupted = stop.load(Ordering::SeqCst) || output.threads.iter().any(|t| t.interrupted);
-    scenario.duration_s = if simulated {
-        // Virtual time: the measured window of the longest thread.
-        output.threads.iter().map(|t| t.cycles).max().unwrap_or(0) as f64 * plan.interval_ns as f64 / 1e9
-    } else {
-        elapsed.as_secs_f64()
-    };
+    outcome?;
+    scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
-    let measurements = measurements_of(&output, name, plan.interval_ns, &plan.output)?;
-    Ok(ScenarioOutcome { scenario, measurements })
+    Ok(ScenarioOutcome { scenario, measurements, notes })
+}
+
+/// One probe in a scenario: build it (allocating everything its threads touch), sample on
+/// a driver thread while showing progress and watching the loads, and return its output
+/// with the seconds it sampled.
+fn measure_probe(
+    plan: &RunPlan,
+    choice: ProbeChoice,
+    context: &BuildContext,
+    title: &str,
+    host: &mut Option<LoadHost>,
+    scenario: &mut Scenario,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<(ProbeOutput, f64)> {
+    let simulated = plan.simulate.is_some();
+    let probe: Box<dyn Probe> = probe_plan::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
+    let live = probe.live();
+    let started = Instant::now();
+    let driver_stop = stop.clone();
+    let driver = std::thread::Builder::new()
+        .name("rtlab-probe".into())
+        .spawn(move || (probe.run(driver_stop), Instant::now()))
+        .context("cannot start the probe thread")?;
+    let mut progress = Progress::new(plan, live, simulated, title.to_string(), probe_plan::expected_ns(plan, choice));
+    while !driver.is_finished() {
+        progress.tick(started.elapsed());
+        if let (Some(h), None) = (host.as_mut(), &scenario.load_failure) {
+            scenario.load_failure = h.check_alive();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    progress.finish();
+    let (outcome, sampling_ended) = match driver.join() {
+        Ok(joined) => joined,
+        Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
+    };
+    let output = outcome.map_err(|e| probe_error(choice, e))?;
+    let elapsed = if simulated {
+        // Virtual time: the measured window of the longest thread.
+        output.threads.iter().map(|t| t.cycles as f64 * t.interval_ns as f64 / 1e9).fold(0.0, f64::max)
+    } else {
+        // The probe thread's own end time: the main thread polls and may notice it late.
+        sampling_ended.duration_since(started).as_secs_f64()
+    };
+    Ok((output, elapsed))
 }
 
 fn format_ns(ns: u64) -> String {
     format!("{:.1} s", ns as f64 / 1e9)
 }
 
-fn measurements_of(
-    output: &ProbeOutput,
-    scenario: &str,
-    interval_ns: u64,
-    dir: &Path,
-) -> anyhow::Result<Vec<Measurement>> {
+fn measurements_of(output: &ProbeOutput, scenario: &str, dir: &Path) -> anyhow::Result<Vec<Measurement>> {
     let mut measurements = Vec::new();
-    for (thread, &written) in output.threads.iter().zip(&output.raw_written) {
-        for (index, metric) in thread.metrics.iter().enumerate() {
-            // The raw file carries the main metric (the first).
-            let raw = thread.raw_file.as_ref().filter(|_| index == 0);
+    for thread in &output.threads {
+        for metric in &thread.metrics {
+            let raw = metric.raw_file.as_ref();
+            let written = raw.map(|path| output.raw_written.iter().find(|(p, _)| p == path).map_or(0, |(_, n)| *n));
             measurements.push(Measurement {
                 scenario: scenario.to_string(),
                 probe: output.probe.clone(),
@@ -397,14 +439,16 @@ fn measurements_of(
                 cycles: thread.cycles,
                 overruns: thread.overruns,
                 lost: thread.lost,
-                interval_ns,
+                interval_ns: thread.interval_ns,
                 summary: Summary::from_parts(&metric.histogram, &metric.moments),
                 moments: metric.moments,
                 histogram: metric.histogram.encode()?,
                 per_second_max_ns: metric.per_second_max.clone(),
                 block_s: thread.block_s,
                 raw_file: raw.map(|p| p.strip_prefix(dir).unwrap_or(p).to_string_lossy().into_owned()),
-                raw_samples: raw.map(|_| written),
+                raw_samples: written,
+                details: thread.details.iter().cloned().collect(),
+                sequence_ns: metric.sequence.clone(),
             });
         }
     }

@@ -1,0 +1,117 @@
+//! The sweep probe (Dodiu et al. 2010, Table 2): a stimulus probe (`net` or an `ipc`
+//! mechanism) repeated over a list of stimulus rates, each for its share of the budget.
+//! Its metrics are the swept probe's under the prefix `sweep` (`sweep.latency`, the
+//! stimulus-to-task-running time, is the main one); each rate's thread output carries the
+//! details `rate_hz` and `stimulus` (the swept probe).
+
+use crate::ipc::{IpcConfig, IpcProbe};
+use crate::live::LiveStats;
+use crate::net::{NetConfig, NetProbe};
+use crate::{Budget, Detail, Probe, ProbeError, ProbeOutput};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Dodiu's stimulus frequencies (Hz).
+pub const DEFAULT_RATES_HZ: [f64; 6] = [500.0, 800.0, 1_000.0, 5_000.0, 8_000.0, 10_000.0];
+
+/// The probe swept, configured for its first rate (the rate and budget are set per step).
+#[derive(Debug, Clone)]
+pub enum SweptProbe {
+    Net(NetConfig),
+    Ipc(IpcConfig),
+}
+
+impl SweptProbe {
+    /// The swept probe's name: "net", "ipc:eventfd".
+    pub fn probe_name(&self) -> &'static str {
+        match self {
+            SweptProbe::Net(_) => "net",
+            SweptProbe::Ipc(c) => c.mechanism.probe_name(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    pub rates_hz: Vec<f64>,
+    /// Shared by the rates (a duration is split equally; a sample count applies to each).
+    pub budget: Budget,
+    pub swept: SweptProbe,
+}
+
+pub struct SweepProbe {
+    config: SweepConfig,
+    live: Arc<LiveStats>,
+}
+
+impl SweepProbe {
+    pub fn new(config: SweepConfig) -> Result<Self, ProbeError> {
+        if config.rates_hz.is_empty() || config.rates_hz.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+            return Err(ProbeError::Config("sweep: the rates must be positive numbers".into()));
+        }
+        let cpu = match &config.swept {
+            SweptProbe::Net(c) => c.stimulus.receiver_cpu,
+            SweptProbe::Ipc(c) => c.stimulus.receiver_cpu,
+        };
+        Ok(Self { config, live: Arc::new(LiveStats::new(cpu)) })
+    }
+
+    /// The swept probe at one rate, built (and so checked) before anything runs.
+    fn step(&self, rate_hz: f64) -> Result<Box<dyn Probe>, ProbeError> {
+        let budget = self.config.budget.share(self.config.rates_hz.len());
+        Ok(match &self.config.swept {
+            SweptProbe::Net(c) => {
+                let mut c = c.clone();
+                c.stimulus.rate_hz = rate_hz;
+                c.sampling.budget = budget;
+                c.name = "sweep";
+                Box::new(NetProbe::new(c)?)
+            }
+            SweptProbe::Ipc(c) => {
+                let mut c = c.clone();
+                c.stimulus.rate_hz = rate_hz;
+                c.sampling.budget = budget;
+                c.name = "sweep";
+                Box::new(IpcProbe::new(c)?)
+            }
+        })
+    }
+}
+
+impl Probe for SweepProbe {
+    fn name(&self) -> &'static str {
+        "sweep"
+    }
+
+    fn live(&self) -> Vec<Arc<LiveStats>> {
+        vec![self.live.clone()]
+    }
+
+    fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
+        // Every step is set up first, so a mechanism that is missing fails before sampling.
+        let steps: Vec<(f64, Box<dyn Probe>)> =
+            self.config.rates_hz.iter().map(|&r| self.step(r).map(|p| (r, p))).collect::<Result<_, _>>()?;
+        let stimulus = self.config.swept.probe_name();
+        let mut output =
+            ProbeOutput { probe: "sweep".into(), threads: Vec::new(), raw_written: Vec::new(), notes: Vec::new() };
+        for (rate_hz, probe) in steps {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            let step = probe.run(stop.clone())?;
+            for mut thread in step.threads {
+                thread.thread_name = format!("sweep/{stimulus}@{rate_hz}Hz");
+                thread.details.push(("rate_hz".into(), Detail::Float(rate_hz)));
+                thread.details.push(("stimulus".into(), Detail::Text(stimulus.into())));
+                output.threads.push(thread);
+            }
+            output.raw_written.extend(step.raw_written);
+            for note in step.notes {
+                if !output.notes.contains(&note) {
+                    output.notes.push(note);
+                }
+            }
+        }
+        Ok(output)
+    }
+}

@@ -1,0 +1,157 @@
+//! Running a probe's threads: set each one up (pin, timer slack, policy, stack), start
+//! them, cut their blocking calls short when they must stop, join them, and turn a failed
+//! or panicked thread into an error for the whole probe.
+
+use crate::raw::RawWriter;
+use crate::{ProbeError, ThreadOutput, ThreadSetup};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The settings a thread holds while it samples; dropping restores them.
+pub struct AppliedSetup {
+    _affinity: Option<rtlab_sys::sched::AffinityGuard>,
+    _slack: Option<rtlab_sys::slack::TimerSlackGuard>,
+    _scheduling: Option<rtlab_sys::sched::SchedulingGuard>,
+}
+
+impl ThreadSetup {
+    /// Applies this set-up to the calling thread: pin to `cpu`, timer slack, policy and
+    /// priority (real-time policies only), stack prefault. Call it first in the thread.
+    pub fn apply(&self, cpu: usize) -> Result<AppliedSetup, ProbeError> {
+        let setup_err = |what, source| ProbeError::Setup { cpu, what, source };
+        let affinity = if self.pin_to_cpu {
+            Some(rtlab_sys::sched::AffinityGuard::pin_current_thread(cpu).map_err(|e| setup_err("pin to CPU", e))?)
+        } else {
+            None
+        };
+        let slack = match self.timer_slack_ns {
+            Some(ns) => Some(
+                rtlab_sys::slack::TimerSlackGuard::set_current_thread(ns)
+                    .map_err(|e| setup_err("set timer slack", e))?,
+            ),
+            None => None,
+        };
+        let scheduling = if self.policy.is_realtime() {
+            Some(
+                rtlab_sys::sched::SchedulingGuard::set_current_thread(self.policy, self.priority)
+                    .map_err(|e| setup_err("set scheduling policy", e))?,
+            )
+        } else {
+            None
+        };
+        rtlab_sys::memory::prefault_stack(self.prefault_stack_bytes);
+        Ok(AppliedSetup { _affinity: affinity, _slack: slack, _scheduling: scheduling })
+    }
+}
+
+/// One thread of a probe. `body` returns the thread's measurements, or None for a thread
+/// that measures nothing itself (a trigger).
+pub struct Worker {
+    pub cpu: usize,
+    /// Thread name (at most 15 bytes are kept by the kernel).
+    pub name: String,
+    pub body: Box<dyn FnOnce() -> Result<Option<ThreadOutput>, ProbeError> + Send>,
+}
+
+/// How the threads of a probe end.
+pub enum Ending {
+    /// Each thread ends on its own (the timer probe's threads on each CPU).
+    Independent,
+    /// The threads depend on each other (a trigger and its receiver): when one finishes,
+    /// or a stop is requested, `group_stop` is set and the others are woken. The threads
+    /// watch `group_stop`, not the run's stop flag.
+    Coupled { group_stop: Arc<AtomicBool> },
+}
+
+/// Starts the workers, waits for them, finishes the raw writer. The blocking calls of the
+/// threads are cut short with [`rtlab_sys::clock::WAKE_SIGNAL`] (they see EINTR) when they
+/// must stop, so a stop never waits for a long period or a stimulus that will not come.
+/// Returns the threads' outputs in worker order and the samples written per raw file.
+pub fn run_workers(
+    workers: Vec<Worker>,
+    stop: &Arc<AtomicBool>,
+    ending: Ending,
+    writer: Option<RawWriter>,
+    wake_signal: bool,
+) -> Result<(Vec<ThreadOutput>, Vec<(PathBuf, u64)>), ProbeError> {
+    if wake_signal {
+        let cpu = workers.first().map_or(0, |w| w.cpu);
+        rtlab_sys::clock::install_wake_handler().map_err(|source| ProbeError::Setup {
+            cpu,
+            what: "install the wake-up signal handler",
+            source,
+        })?;
+    }
+    let mut handles = Vec::with_capacity(workers.len());
+    let mut spawn_error = None;
+    for worker in workers {
+        let cpu = worker.cpu;
+        match std::thread::Builder::new().name(worker.name).spawn(worker.body) {
+            Ok(handle) => handles.push((cpu, handle)),
+            Err(source) => {
+                spawn_error = Some(ProbeError::Setup {
+                    cpu,
+                    what: "spawn thread",
+                    source: rtlab_sys::SysError::Os { op: "spawn", source },
+                });
+                break;
+            }
+        }
+    }
+    if spawn_error.is_some() {
+        // The started threads must not wait for a peer that never came.
+        stop.store(true, Relaxed);
+        if let Ending::Coupled { group_stop } = &ending {
+            group_stop.store(true, Relaxed);
+        }
+    }
+    if wake_signal {
+        use std::os::unix::thread::JoinHandleExt;
+        // Poll slowly while sampling (this thread's wake-ups are interference too), quickly
+        // once the threads must stop.
+        while handles.iter().any(|(_, h)| !h.is_finished()) {
+            let ending_now = match &ending {
+                Ending::Independent => stop.load(Relaxed),
+                Ending::Coupled { group_stop } => {
+                    if stop.load(Relaxed) || handles.iter().any(|(_, h)| h.is_finished()) {
+                        group_stop.store(true, Relaxed);
+                    }
+                    group_stop.load(Relaxed)
+                }
+            };
+            if ending_now {
+                for (_, handle) in handles.iter().filter(|(_, h)| !h.is_finished()) {
+                    let _ = rtlab_sys::clock::wake_thread(handle.as_pthread_t());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(if ending_now { 20 } else { 100 }));
+        }
+    }
+    let mut outputs = Vec::with_capacity(handles.len());
+    let mut first_error = spawn_error;
+    for (cpu, handle) in handles {
+        match handle.join() {
+            Ok(Ok(Some(output))) => outputs.push(output),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                // Stop the others: a run with a failed thread is not a result.
+                stop.store(true, Relaxed);
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                stop.store(true, Relaxed);
+                first_error.get_or_insert(ProbeError::ThreadPanicked { cpu });
+            }
+        }
+    }
+    let raw_written = match writer {
+        Some(w) => w.finish()?,
+        None => Vec::new(),
+    };
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    Ok((outputs, raw_written))
+}

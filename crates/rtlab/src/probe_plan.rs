@@ -1,0 +1,403 @@
+//! Which probes a run measures, their parameters checked and resolved, and how each is
+//! built for one scenario with its share of the budget.
+
+use crate::errors::usage;
+use crate::experiment::RunPlan;
+use rtlab_analysis::units::parse_time_ns;
+use rtlab_probe::ipc::{IpcConfig, IpcProbe, Mechanism};
+use rtlab_probe::jitter::{JitterConfig, JitterProbe};
+use rtlab_probe::net::{NetConfig, NetProbe};
+use rtlab_probe::sleep::{SleepConfig, SleepProbe};
+use rtlab_probe::sweep::{SweepConfig, SweepProbe, SweptProbe};
+use rtlab_probe::switch::{SwitchConfig, SwitchProbe, SwitchVariant};
+use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
+use rtlab_probe::{Budget, ClockKind, Probe, ProbeError, Sampling, Stimulus, ThreadSetup};
+use rtlab_report::model::ProbeSettings;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The probes `--probe` accepts, in the order of `--help`.
+pub const PROBE_NAMES: [&str; 11] = [
+    "timer",
+    "jitter",
+    "sleep",
+    "net",
+    "ipc:eventfd",
+    "ipc:pipe",
+    "ipc:futex",
+    "ipc:mqueue",
+    "ipc:signal",
+    "switch",
+    "sweep",
+];
+
+/// One probe of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeChoice {
+    Timer,
+    Jitter,
+    Sleep,
+    Net,
+    Ipc(Mechanism),
+    Switch,
+    Sweep,
+}
+
+impl ProbeChoice {
+    pub fn parse(name: &str) -> Option<ProbeChoice> {
+        Some(match name {
+            "timer" => ProbeChoice::Timer,
+            "jitter" => ProbeChoice::Jitter,
+            "sleep" => ProbeChoice::Sleep,
+            "net" => ProbeChoice::Net,
+            "switch" => ProbeChoice::Switch,
+            "sweep" => ProbeChoice::Sweep,
+            other => ProbeChoice::Ipc(Mechanism::from_name(other.strip_prefix("ipc:")?)?),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeChoice::Timer => "timer",
+            ProbeChoice::Jitter => "jitter",
+            ProbeChoice::Sleep => "sleep",
+            ProbeChoice::Net => "net",
+            ProbeChoice::Ipc(m) => m.probe_name(),
+            ProbeChoice::Switch => "switch",
+            ProbeChoice::Sweep => "sweep",
+        }
+    }
+
+    /// A stimulus probe: a trigger thread drives a receiver at a rate.
+    pub fn default_rate_hz(self) -> Option<f64> {
+        match self {
+            ProbeChoice::Net => Some(rtlab_probe::net::DEFAULT_RATE_HZ),
+            ProbeChoice::Ipc(_) => Some(rtlab_probe::ipc::DEFAULT_RATE_HZ),
+            ProbeChoice::Switch => Some(rtlab_probe::switch::DEFAULT_RATE_HZ),
+            _ => None,
+        }
+    }
+}
+
+/// The probes and their settings, from the run options.
+pub struct ResolvedProbes {
+    pub probes: Vec<ProbeChoice>,
+    pub settings: ProbeSettings,
+}
+
+/// A list of periods: "300us,1ms", bare numbers in µs.
+fn parse_periods(text: &str) -> anyhow::Result<Vec<u64>> {
+    let mut periods = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let ns = crate::experiment::parse_interval(item).map_err(|e| usage(format!("--periods {text:?}: {e}")))?;
+        if ns < 10_000 {
+            return Err(usage(format!("--periods {text:?}: {item} is shorter than 10us")));
+        }
+        periods.push(ns);
+    }
+    Ok(periods)
+}
+
+/// A rate: "20", "20hz", "1khz", "10 kHz".
+pub fn parse_rate(flag: &str, text: &str) -> anyhow::Result<f64> {
+    let t = text.trim().to_ascii_lowercase().replace(' ', "");
+    let (number, scale) = if let Some(n) = t.strip_suffix("khz") {
+        (n, 1_000.0)
+    } else if let Some(n) = t.strip_suffix("hz") {
+        (n, 1.0)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    let hz = number.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v * scale);
+    match hz {
+        Some(hz) if (0.1..=100_000.0).contains(&hz) => Ok(hz),
+        Some(_) => Err(usage(format!("{flag} {text:?}: use a rate from 0.1 Hz to 100 kHz"))),
+        None => Err(usage(format!("{flag} {text:?}: not a rate (e.g. 20, 500hz, 1khz)"))),
+    }
+}
+
+/// Checks `--probe` and every probe option, making each default explicit.
+pub fn resolve(
+    args: &crate::cli::RunArgs,
+    cpus: &[usize],
+    online: &[usize],
+    priority: i32,
+) -> anyhow::Result<ResolvedProbes> {
+    let list = args.probe.clone().unwrap_or_else(|| "timer".to_string());
+    let mut probes = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let choice = ProbeChoice::parse(name)
+            .ok_or_else(|| usage(format!("--probe {name:?}: unknown probe; use one of {}", PROBE_NAMES.join(", "))))?;
+        if probes.contains(&choice) {
+            return Err(usage(format!("--probe {list:?}: {name} is given twice")));
+        }
+        probes.push(choice);
+    }
+    if args.simulate.is_some() {
+        if let Some(p) = probes.iter().find(|p| !matches!(p, ProbeChoice::Timer | ProbeChoice::Jitter)) {
+            return Err(usage(format!("--simulate drives the timer and jitter probes only, not {}", p.name())));
+        }
+    }
+    let uses = |f: fn(&ProbeChoice) -> bool| probes.iter().any(f);
+    let unused = |flag: &str, used: bool| -> anyhow::Result<()> {
+        if used {
+            Ok(())
+        } else {
+            Err(usage(format!("{flag} has no effect on the probes asked for ({list})")))
+        }
+    };
+
+    let periods_ns = match &args.periods {
+        Some(text) => {
+            unused("--periods", uses(|p| *p == ProbeChoice::Jitter))?;
+            parse_periods(text)?
+        }
+        None => rtlab_probe::jitter::DEFAULT_PERIODS_NS.to_vec(),
+    };
+    let sleep_ns = match &args.sleep {
+        Some(text) => {
+            unused("--sleep", uses(|p| *p == ProbeChoice::Sleep))?;
+            let ns = parse_time_ns(text).map_err(|e| usage(format!("--sleep: {e}")))?;
+            if !(1_000..=60_000_000_000).contains(&ns) {
+                return Err(usage(format!("--sleep {text}: use 1us to 60s")));
+            }
+            ns
+        }
+        None => rtlab_probe::sleep::DEFAULT_REQUEST_NS,
+    };
+    let sweep_of = match &args.sweep_of {
+        Some(text) => {
+            unused("--sweep-of", uses(|p| *p == ProbeChoice::Sweep))?;
+            match ProbeChoice::parse(text.trim()) {
+                Some(p @ (ProbeChoice::Net | ProbeChoice::Ipc(_))) => p,
+                _ => return Err(usage(format!("--sweep-of {text:?}: use net or ipc:MECHANISM"))),
+            }
+        }
+        None => ProbeChoice::Net,
+    };
+    let sweep_rates_hz = match &args.rates {
+        Some(text) => {
+            unused("--rates", uses(|p| *p == ProbeChoice::Sweep))?;
+            text.split(',').map(|r| parse_rate("--rates", r)).collect::<anyhow::Result<Vec<_>>>()?
+        }
+        None => rtlab_probe::sweep::DEFAULT_RATES_HZ.to_vec(),
+    };
+    let given_rate = match &args.rate {
+        Some(text) => {
+            unused("--rate", uses(|p| p.default_rate_hz().is_some()))?;
+            Some(parse_rate("--rate", text)?)
+        }
+        None => None,
+    };
+    let mut rates_hz = BTreeMap::new();
+    for p in probes.iter().chain(uses(|p| *p == ProbeChoice::Sweep).then_some(&sweep_of)) {
+        if let Some(default) = p.default_rate_hz() {
+            rates_hz.insert(p.name().to_string(), given_rate.unwrap_or(default));
+        }
+    }
+    let stimulus_used = uses(|p| matches!(p, ProbeChoice::Net | ProbeChoice::Ipc(_) | ProbeChoice::Sweep));
+    let receiver_cpu = cpus[0];
+    let trigger_cpu = match args.trigger_cpu.as_deref().map(str::trim) {
+        Some(text) => {
+            unused("--trigger-cpu", stimulus_used)?;
+            if text == "same" {
+                receiver_cpu
+            } else {
+                let cpu: usize =
+                    text.parse().map_err(|_| usage(format!("--trigger-cpu {text:?}: a CPU number or \"same\"")))?;
+                if !online.contains(&cpu) {
+                    return Err(usage(format!("--trigger-cpu {cpu}: not an online CPU")));
+                }
+                cpu
+            }
+        }
+        // Another CPU than the receiver's, so the trigger never competes with it.
+        None => online.iter().copied().find(|&c| c != receiver_cpu).unwrap_or(receiver_cpu),
+    };
+    let net_used =
+        uses(|p| *p == ProbeChoice::Net) || (uses(|p| *p == ProbeChoice::Sweep) && sweep_of == ProbeChoice::Net);
+    if let Some(bind) = &args.bind {
+        unused("--bind", net_used)?;
+        bind.trim().parse::<std::net::IpAddr>().map_err(|_| usage(format!("--bind {bind:?}: not an IP address")))?;
+    }
+    if let Some(interface) = &args.interface {
+        unused("--interface", net_used)?;
+        if interface.is_empty() || interface.len() > 15 || interface.contains(['/', ' ']) {
+            return Err(usage(format!("--interface {interface:?}: not an interface name")));
+        }
+    }
+    let settings = ProbeSettings {
+        periods_ns,
+        sleep_ns,
+        sleep_discarded: args.warmup.unwrap_or(rtlab_probe::sleep::DISCARDED),
+        rates_hz,
+        sweep_of: sweep_of.name().to_string(),
+        sweep_rates_hz,
+        receiver_cpu,
+        trigger_cpu,
+        trigger_priority: (priority - 1).max(1),
+        bind: args.bind.as_ref().map(|b| b.trim().to_string()),
+        interface: args.interface.clone(),
+    };
+    Ok(ResolvedProbes { probes, settings })
+}
+
+/// What a probe is built with in one scenario.
+pub struct BuildContext {
+    pub setup: ThreadSetup,
+    pub raw_dir: Option<PathBuf>,
+    pub clock: ClockKind,
+}
+
+/// Each probe's budget in a scenario: with `--samples`, that many per thread; with a
+/// duration, the time-bounded probes share it equally; `sleep` without an explicit
+/// duration takes its paper's 1000 samples and leaves the duration to the others.
+pub fn budget_of(plan: &RunPlan, probe: ProbeChoice) -> Budget {
+    if let Some(n) = plan.samples {
+        return Budget::Samples(n);
+    }
+    let duration = plan.duration_ns.unwrap_or(crate::experiment::DEFAULT_DURATION_NS);
+    if probe == ProbeChoice::Sleep && !plan.duration_explicit {
+        return Budget::Samples(rtlab_probe::sleep::DEFAULT_SAMPLES);
+    }
+    let sharing = plan.probes.iter().filter(|p| plan.duration_explicit || **p != ProbeChoice::Sleep).count();
+    Budget::Duration { ns: duration / sharing.max(1) as u64 }
+}
+
+/// Expected wall time of one probe, for the progress display.
+pub fn expected_ns(plan: &RunPlan, probe: ProbeChoice) -> u64 {
+    match budget_of(plan, probe) {
+        Budget::Duration { ns } => ns,
+        Budget::Samples(n) => {
+            let s = &plan.probe_settings;
+            let period = match probe {
+                ProbeChoice::Timer => plan.interval_ns,
+                ProbeChoice::Jitter => s.periods_ns.iter().sum::<u64>(),
+                ProbeChoice::Sleep => s.sleep_ns,
+                ProbeChoice::Sweep => s.sweep_rates_hz.iter().map(|r| (1e9 / r) as u64).sum(),
+                other => (1e9 / s.rates_hz.get(other.name()).copied().unwrap_or(1_000.0)) as u64,
+            };
+            n.saturating_mul(period)
+        }
+    }
+}
+
+/// Builds one probe: everything its threads touch is allocated here, and its mechanism is
+/// set up (a missing one fails here, before sampling).
+pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Result<Box<dyn Probe>, ProbeError> {
+    let s = &plan.probe_settings;
+    let budget = budget_of(plan, probe);
+    let sampling = |budget: Budget| Sampling {
+        budget,
+        histogram_max_ns: plan.histogram_max_ns,
+        raw_dir: context.raw_dir.clone(),
+        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+        setup: context.setup,
+    };
+    let trigger_setup = ThreadSetup {
+        priority: if context.setup.policy.is_realtime() { s.trigger_priority } else { 0 },
+        ..context.setup
+    };
+    let stimulus = |name: &str, same_cpu: bool| Stimulus {
+        receiver_cpu: s.receiver_cpu,
+        trigger_cpu: if same_cpu { s.receiver_cpu } else { s.trigger_cpu },
+        rate_hz: s.rates_hz.get(name).copied().unwrap_or(1_000.0),
+        trigger_setup,
+    };
+    let net = |budget: Budget| NetConfig {
+        stimulus: stimulus("net", false),
+        sampling: sampling(budget),
+        bind: s.bind.as_ref().and_then(|b| b.parse().ok()),
+        interface: s.interface.clone(),
+        name: "net",
+    };
+    let ipc = |m: Mechanism, budget: Budget| IpcConfig {
+        mechanism: m,
+        stimulus: stimulus(m.probe_name(), false),
+        sampling: sampling(budget),
+        name: m.probe_name(),
+    };
+    let timer = |name: &'static str, interval_ns: u64, budget: Budget| TimerConfig {
+        cpus: plan.cpus.clone(),
+        interval_ns,
+        warmup: plan.warmup,
+        end: match budget {
+            Budget::Samples(n) => EndCondition::Samples(n),
+            Budget::Duration { .. } => EndCondition::Cycles(budget.cycles(interval_ns)),
+        },
+        histogram_max_ns: plan.histogram_max_ns,
+        raw_dir: context.raw_dir.clone(),
+        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+        clock: context.clock,
+        setup: context.setup,
+        name,
+    };
+    Ok(match probe {
+        ProbeChoice::Timer => Box::new(TimerProbe::new(timer("timer", plan.interval_ns, budget))?),
+        ProbeChoice::Jitter => Box::new(JitterProbe::new(JitterConfig {
+            periods_ns: s.periods_ns.clone(),
+            budget,
+            timer: timer("jitter", s.periods_ns[0], budget),
+        })?),
+        ProbeChoice::Sleep => {
+            let mut sampling = sampling(budget);
+            // Dankwardt's comparison: an ordinary task keeps the default timer slack, which
+            // is what `--policy other` asks to see (a refused SCHED_FIFO still gets 1 ns).
+            if plan.policy == rtlab_sys::sched::Policy::Other {
+                sampling.setup.timer_slack_ns = None;
+            }
+            Box::new(SleepProbe::new(SleepConfig {
+                cpu: s.receiver_cpu,
+                request_ns: s.sleep_ns,
+                sampling,
+                discard: s.sleep_discarded,
+            })?)
+        }
+        ProbeChoice::Net => Box::new(NetProbe::new(net(budget))?),
+        ProbeChoice::Ipc(m) => Box::new(IpcProbe::new(ipc(m, budget))?),
+        ProbeChoice::Switch => Box::new(SwitchProbe::new(SwitchConfig {
+            stimulus: stimulus("switch", true),
+            sampling: sampling(budget),
+            variants: vec![SwitchVariant::Futex, SwitchVariant::Semaphore],
+            burst_switches: rtlab_probe::switch::DEFAULT_BURST_SWITCHES,
+        })?),
+        ProbeChoice::Sweep => {
+            let swept = match ProbeChoice::parse(&s.sweep_of) {
+                Some(ProbeChoice::Ipc(m)) => SweptProbe::Ipc(ipc(m, budget)),
+                _ => SweptProbe::Net(net(budget)),
+            };
+            Box::new(SweepProbe::new(SweepConfig { rates_hz: s.sweep_rates_hz.clone(), budget, swept })?)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_names_round_trip() {
+        for name in PROBE_NAMES {
+            assert_eq!(ProbeChoice::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(ProbeChoice::parse("ipc:carrier-pigeon"), None);
+        assert_eq!(ProbeChoice::parse("ipc"), None);
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("--rate", "20").unwrap(), 20.0);
+        assert_eq!(parse_rate("--rate", "1kHz").unwrap(), 1_000.0);
+        assert_eq!(parse_rate("--rate", "500 hz").unwrap(), 500.0);
+        assert!(parse_rate("--rate", "0").is_err());
+        assert!(parse_rate("--rate", "fast").is_err());
+        assert!(parse_rate("--rate", "1e9").is_err());
+    }
+
+    #[test]
+    fn periods() {
+        assert_eq!(parse_periods("300,1ms").unwrap(), vec![300_000, 1_000_000]);
+        assert!(parse_periods("5us").is_err());
+        assert!(parse_periods("300,,1ms").is_err());
+    }
+}
