@@ -74,9 +74,8 @@ impl MetricRecorder {
         // Write every page now so the loop never takes a first-touch fault.
         histogram.prefault();
         let (block_ns, slots) = block_layout(planned_ns);
-        let mut sequence = Vec::with_capacity(keep_sequence);
         // Touch the sequence's pages too, then empty it (capacity stays).
-        sequence.resize(keep_sequence, 0);
+        let mut sequence = vec![0; keep_sequence];
         sequence.clear();
         Ok(Self {
             metric: metric.into(),

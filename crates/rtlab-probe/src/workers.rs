@@ -55,6 +55,9 @@ pub struct Worker {
     pub body: Box<dyn FnOnce() -> Result<Option<ThreadOutput>, ProbeError> + Send>,
 }
 
+/// The threads' outputs in worker order, and the samples written per raw file.
+pub type WorkersOutput = (Vec<ThreadOutput>, Vec<(PathBuf, u64)>);
+
 /// How the threads of a probe end.
 pub enum Ending {
     /// Each thread ends on its own (the timer probe's threads on each CPU).
@@ -75,7 +78,7 @@ pub fn run_workers(
     ending: Ending,
     writer: Option<RawWriter>,
     wake_signal: bool,
-) -> Result<(Vec<ThreadOutput>, Vec<(PathBuf, u64)>), ProbeError> {
+) -> Result<WorkersOutput, ProbeError> {
     if wake_signal {
         let cpu = workers.first().map_or(0, |w| w.cpu);
         rtlab_sys::clock::install_wake_handler().map_err(|source| ProbeError::Setup {
