@@ -21,7 +21,9 @@
 
 pub mod activity;
 pub mod clock;
+pub mod ipc;
 pub mod memory;
+pub mod net;
 pub mod pmqos;
 pub mod privileges;
 pub mod process;
