@@ -40,8 +40,10 @@ pub struct SweepConfig {
 }
 
 pub struct SweepProbe {
-    config: SweepConfig,
-    live: Arc<LiveStats>,
+    stimulus: &'static str,
+    /// One prepared probe per rate, in order: every step is allocated and its mechanism set
+    /// up before the first sample, so a missing mechanism fails before sampling.
+    steps: Vec<(f64, Box<dyn Probe>)>,
 }
 
 impl SweepProbe {
@@ -49,33 +51,34 @@ impl SweepProbe {
         if config.rates_hz.is_empty() || config.rates_hz.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
             return Err(ProbeError::Config("sweep: the rates must be positive numbers".into()));
         }
-        let cpu = match &config.swept {
-            SweptProbe::Net(c) => c.stimulus.receiver_cpu,
-            SweptProbe::Ipc(c) => c.stimulus.receiver_cpu,
-        };
-        Ok(Self { config, live: Arc::new(LiveStats::new(cpu)) })
+        let budget = config.budget.share(config.rates_hz.len());
+        let steps = config
+            .rates_hz
+            .iter()
+            .map(|&rate_hz| step(&config.swept, rate_hz, budget).map(|probe| (rate_hz, probe)))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { stimulus: config.swept.probe_name(), steps })
     }
+}
 
-    /// The swept probe at one rate, built (and so checked) before anything runs.
-    fn step(&self, rate_hz: f64) -> Result<Box<dyn Probe>, ProbeError> {
-        let budget = self.config.budget.share(self.config.rates_hz.len());
-        Ok(match &self.config.swept {
-            SweptProbe::Net(c) => {
-                let mut c = c.clone();
-                c.stimulus.rate_hz = rate_hz;
-                c.sampling.budget = budget;
-                c.name = "sweep";
-                Box::new(NetProbe::new(c)?)
-            }
-            SweptProbe::Ipc(c) => {
-                let mut c = c.clone();
-                c.stimulus.rate_hz = rate_hz;
-                c.sampling.budget = budget;
-                c.name = "sweep";
-                Box::new(IpcProbe::new(c)?)
-            }
-        })
-    }
+/// The swept probe at one rate.
+fn step(swept: &SweptProbe, rate_hz: f64, budget: Budget) -> Result<Box<dyn Probe>, ProbeError> {
+    Ok(match swept {
+        SweptProbe::Net(c) => {
+            let mut c = c.clone();
+            c.stimulus.rate_hz = rate_hz;
+            c.sampling.budget = budget;
+            c.name = "sweep";
+            Box::new(NetProbe::new(c)?)
+        }
+        SweptProbe::Ipc(c) => {
+            let mut c = c.clone();
+            c.stimulus.rate_hz = rate_hz;
+            c.sampling.budget = budget;
+            c.name = "sweep";
+            Box::new(IpcProbe::new(c)?)
+        }
+    })
 }
 
 impl Probe for SweepProbe {
@@ -83,15 +86,13 @@ impl Probe for SweepProbe {
         "sweep"
     }
 
+    /// One line per rate: the progress display shows each step as it runs.
     fn live(&self) -> Vec<Arc<LiveStats>> {
-        vec![self.live.clone()]
+        self.steps.iter().flat_map(|(_, p)| p.live()).collect()
     }
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
-        // Every step is set up first, so a mechanism that is missing fails before sampling.
-        let steps: Vec<(f64, Box<dyn Probe>)> =
-            self.config.rates_hz.iter().map(|&r| self.step(r).map(|p| (r, p))).collect::<Result<_, _>>()?;
-        let stimulus = self.config.swept.probe_name();
+        let SweepProbe { stimulus, steps } = *self;
         let mut output =
             ProbeOutput { probe: "sweep".into(), threads: Vec::new(), raw_written: Vec::new(), notes: Vec::new() };
         for (rate_hz, probe) in steps {
@@ -100,7 +101,7 @@ impl Probe for SweepProbe {
             }
             let step = probe.run(stop.clone())?;
             for mut thread in step.threads {
-                thread.thread_name = format!("sweep/{stimulus}@{rate_hz}Hz");
+                thread.thread_name = format!("sweep/{stimulus}@{}Hz", format_rate(rate_hz));
                 thread.details.push(("rate_hz".into(), Detail::Float(rate_hz)));
                 thread.details.push(("stimulus".into(), Detail::Text(stimulus.into())));
                 output.threads.push(thread);
@@ -113,5 +114,25 @@ impl Probe for SweepProbe {
             }
         }
         Ok(output)
+    }
+}
+
+/// "500", "12.5": a rate without a needless fraction.
+pub fn format_rate(rate_hz: f64) -> String {
+    if rate_hz.fract() == 0.0 {
+        format!("{rate_hz:.0}")
+    } else {
+        format!("{rate_hz}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_formatted_without_needless_fractions() {
+        assert_eq!(format_rate(500.0), "500");
+        assert_eq!(format_rate(12.5), "12.5");
     }
 }
