@@ -235,6 +235,24 @@ mod tests {
     }
 
     #[test]
+    fn a_probe_name_alone_is_its_main_metric() {
+        for (probe, metric) in [
+            ("jitter", "jitter.jitter"),
+            ("sleep", "sleep.overshoot"),
+            ("net", "net.activation"),
+            ("switch", "switch.futex"),
+            ("sweep", "sweep.latency"),
+            ("ipc:futex", "ipc:futex.latency"),
+            ("ipc:mqueue", "ipc:mqueue.latency"),
+        ] {
+            assert_eq!(parse(&format!("{probe} max < 1ms")).metric, metric, "{probe}");
+        }
+        assert_eq!(parse("ipc:pipe.latency p99 < 1ms").metric, "ipc:pipe.latency");
+        let unknown = parse_requirement("ipc:smoke max < 1ms").unwrap_err().to_string();
+        assert!(unknown.contains("is not a probe"), "{unknown}");
+    }
+
+    #[test]
     fn whitespace_is_flexible() {
         for text in ["timer max<500us", "  timer   max  <  500 us ", "timer\tmax\t<\t500us", "TIMER MAX < 500µs"] {
             assert_eq!(parse(text).text, "timer.latency max < 500us", "{text:?}");

@@ -296,3 +296,25 @@ fn huge_values_are_refused_not_aborted() {
     refused_run(&["--interval", "18446744073709551615", "--simulate", "1"], &["--interval"]);
     refused_run(&["--samples", "18446744073709551615", "--simulate", "1"], &["--samples"]);
 }
+
+/// The probes' options: an unknown probe, a probe twice, an option for a probe that is not
+/// run, and malformed values are all refused before anything starts.
+#[test]
+fn bad_probe_options_are_refused() {
+    refused_run(&["--probe", "cyclic"], &["--probe", "cyclic", "unknown probe"]);
+    refused_run(&["--probe", "ipc:carrier-pigeon"], &["ipc:carrier-pigeon"]);
+    refused_run(&["--probe", "timer,timer"], &["timer", "twice"]);
+    refused_run(&["--rate", "20"], &["--rate", "no effect"]);
+    refused_run(&["--periods", "1ms"], &["--periods", "no effect"]);
+    refused_run(&["--probe", "jitter", "--periods", "5us"], &["--periods", "shorter than 10us"]);
+    refused_run(&["--probe", "jitter", "--periods", "300,,1ms"], &["--periods"]);
+    refused_run(&["--probe", "sleep", "--sleep", "0s"], &["--sleep"]);
+    refused_run(&["--probe", "ipc:futex", "--rate", "fast"], &["--rate", "not a rate"]);
+    refused_run(&["--probe", "ipc:futex", "--rate", "1000000"], &["--rate", "100 kHz"]);
+    refused_run(&["--probe", "ipc:futex", "--trigger-cpu", "99"], &["--trigger-cpu", "not an online CPU"]);
+    refused_run(&["--probe", "ipc:futex", "--trigger-cpu", "left"], &["--trigger-cpu"]);
+    refused_run(&["--probe", "net", "--bind", "localhost:80"], &["--bind", "not an IP address"]);
+    refused_run(&["--probe", "sweep", "--sweep-of", "timer"], &["--sweep-of", "net or ipc"]);
+    refused_run(&["--probe", "sweep", "--rates", "500,0"], &["--rates"]);
+    refused_run(&["--probe", "net", "--simulate", "1"], &["--simulate", "net"]);
+}
