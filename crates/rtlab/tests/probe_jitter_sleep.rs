@@ -19,7 +19,7 @@ fn run_ok(dir: &Path, args: &[&str]) -> Value {
 }
 
 fn period_tag(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
     } else {
         format!("{}us", ns / 1_000)
