@@ -112,13 +112,6 @@ pub fn run(
     }
     let real_time_results = !simulated && policy.is_realtime() && memory_locked;
     let timer_slack_ns = (!policy.is_realtime() && !simulated).then_some(1);
-    prepare_output_dir(&plan.output)?;
-    // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
-    if plan.loaded_scenarios().next().is_some() {
-        let parent = plan.scratch.clone().unwrap_or_else(rtlab_load::default_scratch_parent);
-        let _ = rtlab_load::remove_stale_scratch(&parent);
-    }
-
     let setup = ThreadSetup {
         pin_to_cpu: !simulated,
         policy,
@@ -126,13 +119,19 @@ pub fn run(
         timer_slack_ns,
         prefault_stack_bytes: STACK_PREFAULT_BYTES,
     };
-    // Every probe is built once before any load starts: a mechanism this host lacks
-    // (no POSIX message queues, no socket timestamps) fails here, cleanly.
-    if !simulated {
-        for &probe in &plan.probes {
-            let context = BuildContext { setup, raw_dir: None, clock: ClockKind::Monotonic };
-            drop(probe_plan::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
-        }
+    // Every probe is built once before any load starts or anything is written: a
+    // configuration it refuses (exit 2) or a mechanism this host lacks (no POSIX message
+    // queues, no socket timestamps; exit 3) fails here, cleanly.
+    for &probe in &plan.probes {
+        let clock = if simulated { ClockKind::Simulated { seed: 0 } } else { ClockKind::Monotonic };
+        let context = BuildContext { setup, raw_dir: None, clock };
+        drop(probe_plan::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
+    }
+    prepare_output_dir(&plan.output)?;
+    // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
+    if plan.loaded_scenarios().next().is_some() {
+        let parent = plan.scratch.clone().unwrap_or_else(rtlab_load::default_scratch_parent);
+        let _ = rtlab_load::remove_stale_scratch(&parent);
     }
 
     let start_time = chrono::Local::now();
@@ -410,8 +409,17 @@ fn measure_probe(
     };
     let output = outcome.map_err(|e| probe_error(choice, e))?;
     let elapsed = if simulated {
-        // Virtual time: the measured window of the longest thread.
-        output.threads.iter().map(|t| t.cycles as f64 * t.interval_ns as f64 / 1e9).fold(0.0, f64::max)
+        // Virtual time: per period (jitter runs its periods one after another), the
+        // measured window of the longest thread; the periods add up.
+        let mut windows: Vec<(u64, f64)> = Vec::new();
+        for t in &output.threads {
+            let window = t.cycles as f64 * t.interval_ns as f64 / 1e9;
+            match windows.iter_mut().find(|(interval, _)| *interval == t.interval_ns) {
+                Some((_, longest)) => *longest = longest.max(window),
+                None => windows.push((t.interval_ns, window)),
+            }
+        }
+        windows.iter().map(|(_, w)| w).sum()
     } else {
         // The probe thread's own end time: the main thread polls and may notice it late.
         sampling_ended.duration_since(started).as_secs_f64()
