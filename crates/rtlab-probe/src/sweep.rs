@@ -102,6 +102,8 @@ impl Probe for SweepProbe {
             let step = probe.run(stop.clone())?;
             for mut thread in step.threads {
                 thread.thread_name = format!("sweep/{stimulus}@{}Hz", format_rate(rate_hz));
+                // The swept probe may already record its rate: one entry per key.
+                thread.details.retain(|(key, _)| key != "rate_hz" && key != "stimulus");
                 thread.details.push(("rate_hz".into(), Detail::Float(rate_hz)));
                 thread.details.push(("stimulus".into(), Detail::Text(stimulus.into())));
                 output.threads.push(thread);

@@ -256,6 +256,8 @@ struct ScenarioOutcome {
 fn probe_error(probe: ProbeChoice, e: ProbeError) -> anyhow::Error {
     match e {
         ProbeError::Config(why) => usage(format!("--probe {}: {why}", probe.name())),
+        // Unavailable already names the probe.
+        e @ ProbeError::Unavailable { .. } => environment(format!("{e}; nothing was saved")),
         other => environment(format!("probe {}: {other}; nothing was saved", probe.name())),
     }
 }
