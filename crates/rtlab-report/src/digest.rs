@@ -15,18 +15,15 @@ pub const LATENCY_SHARE_OF_PERIOD: f64 = 0.05;
 /// probe's, and the jitter probe's at each of its periods).
 pub const PERIODIC_WAKE_UP: [&str; 2] = ["timer.latency", "jitter.latency"];
 
-/// The main metric of a probe: what a summary's conclusion and exceedance speak of.
-/// `ipc:futex` -> `ipc:futex.latency`.
+/// The main metric of a probe (the one `--require PROBE ...` names,
+/// [`rtlab_analysis::requirement::MAIN_METRICS`]): what a summary's conclusion and
+/// exceedance speak of. `ipc:futex` -> `ipc:futex.latency`.
 pub fn main_metric(probe: &str) -> String {
-    match probe {
-        "timer" => "timer.latency".into(),
-        "jitter" => "jitter.jitter".into(),
-        "sleep" => "sleep.overshoot".into(),
-        "net" => "net.activation".into(),
-        "switch" => "switch.futex".into(),
-        "sweep" => "sweep.latency".into(),
-        other => format!("{other}.latency"),
-    }
+    rtlab_analysis::requirement::MAIN_METRICS
+        .iter()
+        .find(|(p, _)| *p == probe)
+        .map(|(_, metric)| metric.to_string())
+        .unwrap_or_else(|| format!("{probe}.latency"))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -6,7 +6,7 @@
 //! Also the typed readers of a measurement's `details` that the reports need.
 
 use crate::digest::{combine, Combined};
-use crate::model::Measurement;
+use crate::model::{Measurement, RunResult};
 use crate::ReportError;
 use rtlab_probe::Detail;
 
@@ -134,10 +134,29 @@ pub fn in_measured_order<'a>(measurements: &[&'a Measurement]) -> Vec<Vec<&'a Me
     groups.into_iter().map(|(_, g)| g).collect()
 }
 
+/// Seconds one metric was measured in a scenario that lasted `scenario_s`: the scenario's
+/// duration, unless the run measured several probes (one after another) or the metric
+/// several steps; then the metric's own window, the sum over its steps of the longest
+/// `cycles × interval_ns` (the periods due, or the stimuli sent, in the measured window).
+pub fn metric_window_s(run: &RunResult, scenario_s: f64, measurements: &[&Measurement]) -> f64 {
+    let steps = in_measured_order(measurements);
+    if run.experiment.probes.len() <= 1 && steps.len() <= 1 {
+        return scenario_s;
+    }
+    let window: f64 = steps
+        .iter()
+        .map(|step| step.iter().map(|m| m.cycles as f64 * m.interval_ns as f64 / 1e9).fold(0.0, f64::max))
+        .sum();
+    if window > 0.0 {
+        window
+    } else {
+        scenario_s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::RunResult;
 
     fn base() -> Measurement {
         let run: RunResult = serde_json::from_str(include_str!("../tests/fixtures/simulated-2cpu.run.json")).unwrap();

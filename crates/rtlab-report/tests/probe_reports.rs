@@ -222,3 +222,25 @@ fn json_summary_conclusion_of_a_timer_run_is_unchanged() {
     keys.sort();
     assert_eq!(keys, ["metric", "p99_9_ns", "samples", "scenario", "shortest_period_ns", "worst_ns"]);
 }
+
+/// A scenario measures its probes one after another: a check's evidence is the metric's
+/// own window (998 sleeps of 50 ms; 1 s per jitter period), not the whole scenario's.
+#[test]
+fn checks_count_the_metrics_own_window() {
+    let set = set_of(vec![derived_probes_run()]);
+    let requirements = ["sleep max < 2ms", "jitter max < 1ms"]
+        .map(|r| rtlab_analysis::requirement::parse_requirement(r).unwrap());
+    let verdict = rtlab_report::verdict::judge(&set, &requirements).unwrap();
+    for c in &verdict.checks {
+        let expected = if c.requirement.metric == "sleep.overshoot" { 998.0 * 0.05 } else { 6.0 };
+        assert!((c.duration_s - expected).abs() < 0.01, "{}: {} s", c.requirement.text, c.duration_s);
+    }
+    // A run of one probe keeps the scenario's duration.
+    let timer = RunResult::load(&fixture_path("simulated-two-scenarios.run.json")).unwrap();
+    let verdict = rtlab_report::verdict::judge(
+        &set_of(vec![timer.clone()]),
+        &[rtlab_analysis::requirement::parse_requirement("timer max < 1ms").unwrap()],
+    )
+    .unwrap();
+    assert_eq!(verdict.checks[0].duration_s, timer.scenarios[0].duration_s);
+}

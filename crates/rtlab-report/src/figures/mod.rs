@@ -30,7 +30,7 @@ mod timeseries;
 
 use crate::digest::{combine, Combined};
 use crate::model::{results_dir, Measurement, RunResult};
-use crate::per_setting::{in_measured_order, steps, Setting};
+use crate::per_setting::{in_measured_order, metric_window_s, steps, Setting};
 use crate::report_set::{Configuration, ReportSet};
 use crate::tables::probes::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
 use crate::terminal::metric_title;
@@ -272,13 +272,11 @@ fn series_of(
     let block_s = first.block_s.max(1);
     let steps = in_measured_order(&measurements);
     let mut per_second_max_ns: Vec<Option<i64>> = Vec::new();
-    let mut window_s = 0.0;
     for step in &steps {
         let blocks = step.iter().map(|m| m.per_second_max_ns.len()).max().unwrap_or(0);
         per_second_max_ns.extend(
             (0..blocks).map(|i| step.iter().filter_map(|m| m.per_second_max_ns.get(i).copied().flatten()).max()),
         );
-        window_s += step.iter().map(|m| m.cycles as f64 * m.interval_ns as f64 / 1e9).fold(0.0, f64::max);
     }
     let dir = results_dir(Path::new(&set.runs[configuration.run_index].source));
     let raw_files: Vec<PathBuf> =
@@ -298,8 +296,7 @@ fn series_of(
     let scenario_s = run.scenario(configuration.scenario).map(|s| s.duration_s).unwrap_or(run.duration_s);
     // A scenario of several probes (or steps) measured them one after another: this
     // metric's window is its own share.
-    let shared = run.experiment.probes.len() > 1 || steps.len() > 1;
-    let duration_s = if shared && window_s > 0.0 { window_s } else { scenario_s };
+    let duration_s = metric_window_s(run, scenario_s, &measurements);
     let sequence_ns: Vec<i64> = measurements.iter().filter_map(|m| m.sequence_ns.as_ref()).flatten().copied().collect();
     Ok(Some(Series {
         name: configuration.name.clone(),
