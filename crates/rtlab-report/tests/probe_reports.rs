@@ -228,8 +228,8 @@ fn json_summary_conclusion_of_a_timer_run_is_unchanged() {
 #[test]
 fn checks_count_the_metrics_own_window() {
     let set = set_of(vec![derived_probes_run()]);
-    let requirements = ["sleep max < 2ms", "jitter max < 1ms"]
-        .map(|r| rtlab_analysis::requirement::parse_requirement(r).unwrap());
+    let requirements =
+        ["sleep max < 2ms", "jitter max < 1ms"].map(|r| rtlab_analysis::requirement::parse_requirement(r).unwrap());
     let verdict = rtlab_report::verdict::judge(&set, &requirements).unwrap();
     for c in &verdict.checks {
         let expected = if c.requirement.metric == "sleep.overshoot" { 998.0 * 0.05 } else { 6.0 };
