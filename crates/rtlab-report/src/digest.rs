@@ -11,6 +11,21 @@ use serde::Serialize;
 /// Akamina et al.'s criterion: activation latency under 5 % of the control period.
 pub const LATENCY_SHARE_OF_PERIOD: f64 = 0.05;
 
+/// Metrics Akamina's rule applies to: the wake-up latency of a periodic task (the timer
+/// probe's, and the jitter probe's at each of its periods).
+pub const PERIODIC_WAKE_UP: [&str; 2] = ["timer.latency", "jitter.latency"];
+
+/// The main metric of a probe (the one `--require PROBE ...` names,
+/// [`rtlab_analysis::requirement::MAIN_METRICS`]): what a summary's conclusion and
+/// exceedance speak of. `ipc:futex` -> `ipc:futex.latency`.
+pub fn main_metric(probe: &str) -> String {
+    rtlab_analysis::requirement::MAIN_METRICS
+        .iter()
+        .find(|(p, _)| *p == probe)
+        .map(|(_, metric)| metric.to_string())
+        .unwrap_or_else(|| format!("{probe}.latency"))
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricRow {
     /// None for the row of all CPUs together.
@@ -22,6 +37,10 @@ pub struct MetricRow {
     /// Samples per second actually recorded (count over the measured window).
     pub sample_rate_hz: f64,
     pub summary: Option<Summary>,
+    /// The step of a probe that varies a setting: the jitter probe's period ("300 µs"),
+    /// the sweep probe's stimulus rate ("500 Hz"); None for the row of all steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -47,9 +66,18 @@ pub struct Conclusion {
     pub samples: u64,
     pub worst_ns: i64,
     pub p99_9_ns: i64,
-    /// Shortest control period for which the worst observed latency stays within
-    /// [`LATENCY_SHARE_OF_PERIOD`] of the period.
-    pub shortest_period_ns: i64,
+    /// Shortest control period for which the worst observed wake-up latency stays within
+    /// [`LATENCY_SHARE_OF_PERIOD`] of the period; None when the rule does not apply (the
+    /// main metric is not the wake-up latency of a periodic task: sleep overshoot, switch
+    /// time, stimulus latencies).
+    pub shortest_period_ns: Option<i64>,
+    /// The wake-up latency the rule was applied to, when it is not `metric` (the jitter
+    /// probe's conclusion is about period jitter, its rule about `jitter.latency`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_metric: Option<String>,
+    /// The largest sample of `rule_metric`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_worst_ns: Option<i64>,
 }
 
 /// The digest of one load scenario.
@@ -61,6 +89,8 @@ pub struct ScenarioDigest {
     /// A load stopped working before the end: not measured under the full load.
     pub load_failure: Option<String>,
     pub metrics: Vec<MetricDigest>,
+    /// The main metric of the run's first probe measured here ([`main_metric`]).
+    pub main_metric: Option<String>,
     /// Exceedance of the p99.999 threshold of the main metric, all CPUs together.
     pub exceedance: Option<Exceedance>,
     pub conclusion: Option<Conclusion>,
@@ -70,6 +100,11 @@ impl ScenarioDigest {
     /// The digest of `metric`, if measured.
     pub fn metric(&self, metric: &str) -> Option<&MetricDigest> {
         self.metrics.iter().find(|m| m.metric == metric)
+    }
+
+    /// The digest of the main metric.
+    pub fn main(&self) -> Option<&MetricDigest> {
+        self.main_metric.as_deref().and_then(|m| self.metric(m))
     }
 }
 
@@ -122,7 +157,8 @@ fn scenario_digest(
         }
         metrics.push(MetricDigest { metric: metric.to_string(), rows });
     }
-    let main = metrics.first();
+    let main_metric = main_of(run, &metrics);
+    let main = main_metric.as_deref().and_then(|name| metrics.iter().find(|m| m.metric == name));
     let exceedance = main.and_then(|d| {
         let row = d.overall();
         let s = row.summary.as_ref()?;
@@ -130,13 +166,33 @@ fn scenario_digest(
     });
     let conclusion = main.and_then(|d| {
         let s = d.overall().summary.as_ref()?;
+        // The rule speaks of a periodic task's wake-up latency: the main metric itself, or
+        // for the jitter probe (whose main metric is period jitter) its wake-up latency.
+        let rule_metric = if PERIODIC_WAKE_UP.contains(&d.metric.as_str()) {
+            Some(d.metric.as_str())
+        } else if d.metric == "jitter.jitter" {
+            Some("jitter.latency")
+        } else {
+            None
+        };
+        let rule_worst = rule_metric
+            .and_then(|r| metrics.iter().find(|m| m.metric == r))
+            .and_then(|m| m.overall().summary.as_ref())
+            .map(|s| s.max);
+        // Named separately only when the rule speaks of another metric than the conclusion.
+        let (rule_metric, rule_worst_ns) = match rule_metric {
+            Some(r) if r != d.metric && rule_worst.is_some() => (Some(r.to_string()), rule_worst),
+            _ => (None, None),
+        };
         Some(Conclusion {
             scenario: name.to_string(),
             metric: d.metric.clone(),
             samples: s.count,
             worst_ns: s.max,
             p99_9_ns: s.p99_9,
-            shortest_period_ns: (s.max.max(0) as f64 / LATENCY_SHARE_OF_PERIOD).ceil() as i64,
+            shortest_period_ns: rule_worst.map(|worst| (worst.max(0) as f64 / LATENCY_SHARE_OF_PERIOD).ceil() as i64),
+            rule_metric,
+            rule_worst_ns,
         })
     });
     Ok(ScenarioDigest {
@@ -144,9 +200,28 @@ fn scenario_digest(
         loaded,
         load_failure: load_failure.clone(),
         metrics,
+        main_metric,
         exceedance,
         conclusion,
     })
+}
+
+/// The main metric of the first of the run's probes that was measured in the scenario
+/// (else one of that probe's metrics, else the first metric): a run of several probes is
+/// summed up by the first one asked for.
+fn main_of(run: &RunResult, metrics: &[MetricDigest]) -> Option<String> {
+    let measured = |name: &str| metrics.iter().any(|m| m.metric == name);
+    for probe in &run.experiment.probes {
+        let main = main_metric(probe);
+        if measured(&main) {
+            return Some(main);
+        }
+        let prefix = format!("{probe}.");
+        if let Some(m) = metrics.iter().find(|m| m.metric.starts_with(&prefix)) {
+            return Some(m.metric.clone());
+        }
+    }
+    metrics.first().map(|m| m.metric.clone())
 }
 
 fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {
@@ -158,6 +233,15 @@ fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {
     }
 }
 
+/// "300 µs" for a jitter period, "500 Hz" for a sweep rate.
+fn step_of(m: &Measurement) -> Option<String> {
+    use crate::per_setting::{detail_f64, detail_i64, Setting};
+    if let Some(period) = detail_i64(m, "period_ns") {
+        return Some(crate::terminal::format_period(period));
+    }
+    detail_f64(m, "rate_hz").filter(|_| m.probe == "sweep").map(|hz| format!("{} Hz", Setting::Rate.label(hz)))
+}
+
 fn row_of(m: &Measurement) -> MetricRow {
     MetricRow {
         cpu: Some(m.cpu),
@@ -167,6 +251,7 @@ fn row_of(m: &Measurement) -> MetricRow {
         lost: m.lost,
         sample_rate_hz: rate(m.count, m.cycles, m.interval_ns),
         summary: m.summary.clone(),
+        step: step_of(m),
     }
 }
 
@@ -184,8 +269,16 @@ pub struct Combined {
 pub fn combine(measurements: &[&Measurement]) -> Result<Combined, ReportError> {
     let mut histogram: Option<LatencyHistogram> = None;
     let mut moments = Moments::new();
-    let mut row =
-        MetricRow { cpu: None, count: 0, cycles: 0, overruns: 0, lost: 0, sample_rate_hz: 0.0, summary: None };
+    let mut row = MetricRow {
+        cpu: None,
+        count: 0,
+        cycles: 0,
+        overruns: 0,
+        lost: 0,
+        sample_rate_hz: 0.0,
+        summary: None,
+        step: None,
+    };
     for m in measurements {
         let h = LatencyHistogram::decode(&m.histogram)?;
         match histogram.as_mut() {

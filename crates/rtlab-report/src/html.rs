@@ -4,7 +4,7 @@
 //! the hosts.
 
 use crate::digest::{MetricRow, RunDigest};
-use crate::figures::{self, palette, MetricFigures};
+use crate::figures::{self, palette, Figure, MetricFigures, TableFigure};
 use crate::model::RunResult;
 use crate::report_set::{Configuration, ReportExporter, ReportSet};
 use crate::tables::{self, Table};
@@ -71,6 +71,9 @@ nav ul { columns: 2; padding-left: 1.2em; }
 figure.rtlab-figure { margin: 20px 0 28px; }
 figure.rtlab-figure figcaption { margin-bottom: 6px; }
 figure.rtlab-figure figcaption strong { display: block; font-size: 1.05rem; }
+.beside { display: flex; flex-wrap: wrap; gap: 0 28px; align-items: flex-start; }
+.beside > .beside-table { flex: 0 1 auto; max-width: 100%; }
+.beside > figure.rtlab-figure { flex: 1 1 520px; min-width: 0; margin-top: 8px; }
 svg.rtlab-svg { display: block; width: 100%; height: auto; max-width: 960px; border: 1px solid var(--line); }
 pre { background: #f5f5f5; padding: 10px; overflow-x: auto; font-size: 0.85rem; }
 footer { margin-top: 48px; color: var(--muted); font-size: 0.85rem; }
@@ -81,6 +84,7 @@ impl ReportExporter for HtmlReport {
         let configurations = set.configurations();
         let digests: Vec<RunDigest> = set.runs.iter().map(|r| RunDigest::of(&r.run)).collect::<Result<_, _>>()?;
         let figures = figures::report_figures(set)?;
+        let table_figures = figures::table_figures(set)?;
         let tables = tables::report_tables(set)?;
 
         let mut page = String::with_capacity(1 << 20);
@@ -97,14 +101,15 @@ impl ReportExporter for HtmlReport {
         warnings(&mut page, set);
         key_figures(&mut page, set, &configurations, &digests);
         let tables: Vec<&Table> = tables.iter().filter(|t| t.id != VERDICT_TABLE).collect();
-        contents(&mut page, &figures, &tables);
+        contents(&mut page, &figures, &tables, &table_figures);
         for metric in &figures {
             figure_section(&mut page, metric);
         }
         if !tables.is_empty() {
             page.push_str("<h2 id=\"tables\">Tables</h2>\n");
             for table in &tables {
-                table_section(&mut page, table, &configurations);
+                let beside = table_figures.iter().find(|f| f.table_id == table.id).map(|f| &f.figure);
+                table_section(&mut page, table, &configurations, beside);
             }
         }
         hosts(&mut page, set);
@@ -358,7 +363,7 @@ fn key_figures(page: &mut String, set: &ReportSet, configurations: &[Configurati
     page.push_str("</section>\n");
 }
 
-fn contents(page: &mut String, figures: &[MetricFigures], tables: &[&Table]) {
+fn contents(page: &mut String, figures: &[MetricFigures], tables: &[&Table], table_figures: &[TableFigure]) {
     page.push_str("<nav>\n<h2>Contents</h2>\n<ul>\n");
     for metric in figures {
         for f in &metric.figures {
@@ -367,6 +372,9 @@ fn contents(page: &mut String, figures: &[MetricFigures], tables: &[&Table]) {
     }
     for t in tables {
         let _ = writeln!(page, "<li><a href=\"#table-{}\">{}</a></li>", escape(&t.id), escape(&t.title));
+        for f in table_figures.iter().filter(|f| f.table_id == t.id) {
+            let _ = writeln!(page, "<li><a href=\"#{}\">{}</a></li>", escape(&f.figure.id), escape(&f.figure.title));
+        }
     }
     page.push_str("<li><a href=\"#hosts\">Host details</a></li>\n");
     page.push_str("</ul>\n</nav>\n");
@@ -381,19 +389,25 @@ fn figure_section(page: &mut String, metric: &MetricFigures) {
     );
     list(page, "notes", &metric.notes.iter().collect::<Vec<_>>());
     for f in &metric.figures {
-        let _ = writeln!(
-            page,
-            "<figure class=\"rtlab-figure\" id=\"{}\">\n<figcaption><strong>{}</strong>{}</figcaption>\n{}</figure>",
-            escape(&f.id),
-            escape(&f.title),
-            escape(&f.description),
-            f.svg
-        );
+        figure_element(page, f);
     }
     page.push_str("</section>\n");
 }
 
-fn table_section(page: &mut String, table: &Table, configurations: &[Configuration]) {
+fn figure_element(page: &mut String, f: &Figure) {
+    let _ = writeln!(
+        page,
+        "<figure class=\"rtlab-figure\" id=\"{}\">\n<figcaption><strong>{}</strong>{}</figcaption>\n{}</figure>",
+        escape(&f.id),
+        escape(&f.title),
+        escape(&f.description),
+        f.svg
+    );
+}
+
+/// A table with its title and source; with a chart of the same figures beside it (the
+/// jitter and sweep probes' tables), the two side by side where the page is wide enough.
+fn table_section(page: &mut String, table: &Table, configurations: &[Configuration], beside: Option<&Figure>) {
     let _ = writeln!(
         page,
         "<section class=\"rtlab-table\" id=\"table-{}\">\n<h3>{}</h3>",
@@ -403,7 +417,18 @@ fn table_section(page: &mut String, table: &Table, configurations: &[Configurati
     if let Some(source) = &table.source {
         let _ = writeln!(page, "<p class=\"source\">After {}</p>", escape(source));
     }
-    table_body(page, table, configurations);
+    match beside {
+        Some(figure) => {
+            // The notes go under both, so that their text does not widen the table's side.
+            page.push_str("<div class=\"beside\">\n<div class=\"beside-table\">\n");
+            table_body(page, &Table { notes: Vec::new(), ..table.clone() }, configurations);
+            page.push_str("</div>\n");
+            figure_element(page, figure);
+            page.push_str("</div>\n");
+            list(page, "notes", &table.notes.iter().collect::<Vec<_>>());
+        }
+        None => table_body(page, table, configurations),
+    }
     page.push_str("</section>\n");
 }
 

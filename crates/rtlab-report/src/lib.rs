@@ -22,6 +22,7 @@ pub mod json;
 pub mod json_report;
 pub mod markdown;
 pub mod model;
+pub mod per_setting;
 pub mod raw_csv;
 pub mod report_set;
 pub mod tables;

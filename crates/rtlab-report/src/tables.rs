@@ -16,6 +16,8 @@ use rtlab_analysis::units::{format_us, format_us_f};
 use rtlab_analysis::{percentile, LatencyHistogram, Summary};
 use serde::Serialize;
 
+pub mod probes;
+
 /// One table: a header row and rows of cells, already formatted for people (µs with one
 /// decimal, counts with thousands separators); `csv_rows` keeps raw numbers for spreadsheets.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,6 +67,7 @@ pub fn report_tables(set: &ReportSet) -> Result<Vec<Table>, crate::ReportError> 
     for (interrupt, activation) in LATENCY_PAIRS {
         tables.extend(range_table(interrupt, activation, &columns));
     }
+    tables.extend(probes::report_tables(&columns)?);
     tables.extend(loads_table(&columns));
     tables.extend(activity_table(&columns));
     tables.push(environment_table(set));

@@ -14,13 +14,31 @@ use std::fmt::Write;
 /// warnings and the conclusion line.
 pub struct TerminalSummary;
 
-/// Human title of a metric.
+/// Human title of a metric. The jitter and sweep probes' metrics merge their periods or
+/// rates (the tables per period and per rate keep them apart), so their titles say so.
 pub fn metric_title(metric: &str) -> String {
-    match metric {
-        "timer.latency" => "Timer latency".into(),
-        "timer.jitter" => "Period jitter".into(),
-        other => other.to_string(),
-    }
+    let title = match metric {
+        "timer.latency" => "Timer latency",
+        "timer.jitter" => "Period jitter",
+        "jitter.jitter" => "Period jitter (all periods)",
+        "jitter.latency" => "Wake-up latency (all periods)",
+        "sleep.overshoot" => "Sleep overshoot",
+        "net.activation" => "Net activation latency",
+        "net.delivery" => "Net delivery latency",
+        "net.latency" => "Net send-to-task latency",
+        "switch.futex" => "Switch time (futex)",
+        "switch.sem" => "Switch time (semaphore)",
+        "sweep.latency" => "Sweep latency (all rates)",
+        "sweep.delivery" => "Sweep delivery latency (all rates)",
+        "sweep.activation" => "Sweep activation latency (all rates)",
+        other => {
+            return match other.strip_suffix(".latency").filter(|probe| probe.starts_with("ipc:")) {
+                Some(probe) => format!("{probe} wake-up latency"),
+                None => other.to_string(),
+            }
+        }
+    };
+    title.to_string()
 }
 
 /// "1000 µs", "1.5 ms", "2 s": a period or duration for people.
@@ -122,7 +140,15 @@ fn metric_table(out: &mut String, metric: &crate::digest::MetricDigest) {
         let _ = write!(out, " {c:>8}");
     }
     out.push('\n');
+    // The jitter and sweep probes measure one step (period, rate) after another: a line
+    // names each step above its CPUs' rows.
+    let stepped = metric.rows.iter().any(|r| r.step.is_some());
+    let mut current: Option<&str> = None;
     for row in &metric.rows {
+        if stepped && row.step.as_deref() != current {
+            current = row.step.as_deref();
+            let _ = writeln!(out, "  {}", current.map(|s| format!("at {s}:")).unwrap_or_else(|| "together:".into()));
+        }
         table_row(out, row);
     }
 }
@@ -204,7 +230,8 @@ fn side_by_side_cell(row: &MetricRow, statistic: &str) -> String {
 /// One column per scenario, the statistics of all CPUs together.
 fn side_by_side(out: &mut String, digest: &RunDigest) {
     let width = digest.scenarios.iter().map(|s| s.name.chars().count()).max().unwrap_or(0).max(10);
-    let _ = write!(out, "\nSide by side, all CPUs (µs) {:>10}", "");
+    let label_width = digest.metrics().iter().map(|m| metric_title(m).chars().count()).max().unwrap_or(0).max(16);
+    let _ = write!(out, "\nSide by side, all CPUs (µs) {:>pad$}", "", pad = label_width - 6);
     for s in &digest.scenarios {
         let _ = write!(out, " {:>width$}", s.name);
     }
@@ -213,7 +240,7 @@ fn side_by_side(out: &mut String, digest: &RunDigest) {
         let title = metric_title(metric);
         for (i, statistic) in SIDE_BY_SIDE.iter().enumerate() {
             let label = if i == 0 { title.as_str() } else { "" };
-            let _ = write!(out, "  {label:<16} {statistic:>20}");
+            let _ = write!(out, "  {label:<label_width$} {statistic:>20}");
             for s in &digest.scenarios {
                 let cell = s.metric(metric).map(|m| side_by_side_cell(m.overall(), statistic));
                 let _ = write!(out, " {:>width$}", cell.unwrap_or_else(|| "-".into()));
@@ -233,14 +260,19 @@ impl Exporter for TerminalSummary {
         } else {
             String::new()
         };
+        // The interval is the timer probe's; the other probes state their own settings.
+        let interval = if e.probes.iter().any(|p| p == "timer") {
+            format!(" · interval {}", format_period(e.interval_ns as i64))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "rtlab {} · {} · {} CPU{} · interval {} · {}{scenarios} · {:.1} s{}",
+            "rtlab {} · {} · {} CPU{}{interval} · {}{scenarios} · {:.1} s{}",
             run.label,
             e.probes.join(", "),
             e.cpus.len(),
             if e.cpus.len() == 1 { "" } else { "s" },
-            format_period(e.interval_ns as i64),
             policy_name(run),
             run.duration_s,
             if run.simulated { " · SIMULATED CLOCK" } else { "" }
@@ -281,6 +313,10 @@ impl Exporter for TerminalSummary {
             for metric in &sd.metrics {
                 metric_table(&mut out, metric);
             }
+            for table in crate::tables::probes::scenario_tables(run, &scenario.name)? {
+                out.push('\n');
+                out.push_str(&text_table(&table));
+            }
             out.push('\n');
             if let Some(a) = &scenario.activity {
                 let _ = writeln!(out, "Activity: {}", activity_line(a));
@@ -303,7 +339,7 @@ impl Exporter for TerminalSummary {
                     );
                 }
             }
-            let lost: u64 = sd.metrics.first().map(|m| m.overall().lost).unwrap_or(0);
+            let lost: u64 = sd.main().map(|m| m.overall().lost).unwrap_or(0);
             if lost > 0 {
                 let _ = writeln!(
                     out,
@@ -332,16 +368,35 @@ impl Exporter for TerminalSummary {
             } else {
                 String::new()
             };
-            let _ = writeln!(
+            let what = metric_title(&c.metric).to_lowercase();
+            let _ = write!(
                 out,
-                "\n{prefix}: {under}{} was at most {} µs over {} samples (99.9 % within {} µs); by Akamina's {:.0} % rule this machine suits periodic tasks of {} or longer.",
-                metric_title(&c.metric).to_lowercase(),
+                "\n{prefix}: {under}{what} was at most {} µs over {} samples (99.9 % within {} µs)",
                 format_us(c.worst_ns),
                 thousands(c.samples),
                 format_us(c.p99_9_ns),
-                LATENCY_SHARE_OF_PERIOD * 100.0,
-                format_period(c.shortest_period_ns)
             );
+            // Akamina's rule, where the run measured a periodic task's wake-up latency.
+            let rule = format!("by Akamina's {:.0} % rule", LATENCY_SHARE_OF_PERIOD * 100.0);
+            match (c.shortest_period_ns, &c.rule_metric, c.rule_worst_ns) {
+                (Some(period), None, _) => {
+                    let _ = writeln!(
+                        out,
+                        "; {rule} this machine suits periodic tasks of {} or longer.",
+                        format_period(period)
+                    );
+                }
+                (Some(period), Some(metric), Some(worst)) => {
+                    let _ = writeln!(
+                        out,
+                        "; {} was at most {} µs, so {rule} this machine suits periodic tasks of {} or longer.",
+                        metric_title(metric).to_lowercase(),
+                        format_us(worst),
+                        format_period(period)
+                    );
+                }
+                _ => out.push_str(".\n"),
+            }
         } else {
             out.push_str("\nConclusion: no samples were taken.\n");
         }

@@ -132,7 +132,10 @@ fn judge_configurations(
 }
 
 fn check(requirement: &Requirement, c: &Configuration) -> Result<Check, ReportError> {
-    let duration_s = c.scenario_info().map_or(0.0, |s| s.duration_s);
+    let measurements: Vec<&Measurement> = c.run.measurements_of(c.scenario, &requirement.metric).collect();
+    // The metric's own window when the scenario also measured other probes.
+    let scenario_s = c.scenario_info().map_or(0.0, |s| s.duration_s);
+    let duration_s = crate::per_setting::metric_window_s(c.run, scenario_s, &measurements);
     let mut check = Check {
         requirement: requirement.clone(),
         run_label: c.run.label.clone(),
@@ -146,7 +149,6 @@ fn check(requirement: &Requirement, c: &Configuration) -> Result<Check, ReportEr
         exceedance_interval_s: None,
         notes: Vec::new(),
     };
-    let measurements: Vec<&Measurement> = c.run.measurements_of(c.scenario, &requirement.metric).collect();
     if measurements.is_empty() {
         check.notes.push(format!("{} was not measured in this configuration", requirement.metric));
         return Ok(check);

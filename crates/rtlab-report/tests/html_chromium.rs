@@ -5,6 +5,8 @@
 //! figure. Skipped, with a note, when neither `chromium` nor `chromium-browser` is on PATH
 //! (./run-tests installs it when run as root; CI does).
 
+mod common;
+
 use rtlab_analysis::requirement::parse_requirement;
 use rtlab_report::html::HtmlReport;
 use rtlab_report::model::RunResult;
@@ -100,7 +102,22 @@ fn every_figure_is_rendered_with_a_size_in_chromium() {
     };
     let requirement = parse_requirement("timer max < 500us").unwrap();
     set.verdict = Some(judge(&set, &[requirement]).unwrap());
-    let html = HtmlReport.render(&set).expect("the report renders");
+    check_in_chromium(&chromium, &set, 16);
+    // The new probes' figures: the per-sample plot, and the charts beside the jitter and
+    // sweep tables (laid out at half the column's width beside a narrow table).
+    let probes = SourcedRun { source: "probes/run.json".into(), run: common::derived_probes_run() };
+    let mut set = ReportSet { runs: vec![probes], verdict: None };
+    set.verdict = Some(judge(&set, &[parse_requirement("sleep max < 2ms").unwrap()]).unwrap());
+    let seen = check_in_chromium(&chromium, &set, 3);
+    for id in ["fig-per-sample-sleep-overshoot", "fig-per-period-jitter-jitter", "fig-per-rate-sweep-latency"] {
+        assert!(seen.iter().any(|s| s == id), "{id} not rendered");
+    }
+}
+
+/// Renders `set`, loads it in Chromium and checks every figure's size and content; returns
+/// the ids of the figures seen.
+fn check_in_chromium(chromium: &Path, set: &ReportSet, at_least: usize) -> Vec<String> {
+    let html = HtmlReport.render(set).expect("the report renders");
     let expected: Vec<String> = html
         .match_indices("<figure class=\"rtlab-figure\" id=\"")
         .map(|(at, prefix)| {
@@ -108,12 +125,12 @@ fn every_figure_is_rendered_with_a_size_in_chromium() {
             rest[..rest.find('"').unwrap()].to_string()
         })
         .collect();
-    assert!(expected.len() >= 16, "{} figures in the page", expected.len());
+    assert!(expected.len() >= at_least, "{} figures in the page", expected.len());
 
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, html.replace("</body>", &format!("{PROBE}\n</body>"))).unwrap();
-    let dom = dump_dom(&chromium, &page, &dir.path().join("profile"), Duration::from_secs(120))
+    let dom = dump_dom(chromium, &page, &dir.path().join("profile"), Duration::from_secs(120))
         .expect("chromium finished within 2 minutes");
     // The script's own text holds the markers too: read the <pre> it wrote.
     let output =
@@ -147,4 +164,5 @@ fn every_figure_is_rendered_with_a_size_in_chromium() {
         "html_chromium: {} figures rendered with a size; banner at {banner} px, first figure at {first} px",
         seen.len()
     );
+    seen
 }

@@ -3,6 +3,8 @@
 //! figure, nothing is loaded from the network, requirement bounds are drawn, raw samples
 //! feed the time series.
 
+mod common;
+
 use rtlab_analysis::requirement::parse_requirement;
 use rtlab_probe::raw::{channel, RawSample, RawWriter};
 use rtlab_report::html::HtmlReport;
@@ -232,4 +234,114 @@ fn empty_and_hostile_input_does_not_break_the_page() {
     assert!(!html.contains("<script>"));
     assert!(html.contains("&lt;script&gt;"));
     assert!(html.contains("no samples"));
+}
+
+/// The run of every new probe (tests/common), as a report source.
+fn probes_fixture() -> SourcedRun {
+    SourcedRun { source: "probes/run.json".into(), run: common::derived_probes_run() }
+}
+
+/// The `<section>` of table `id`.
+fn table_section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<section class=\"rtlab-table\" id=\"table-{id}\""))
+        .unwrap_or_else(|| panic!("no table {id}"));
+    let end = html[start..].find("</section>").expect("section closes") + start;
+    &html[start..end]
+}
+
+const PROBE_FIGURES: [&str; 3] =
+    ["fig-per-sample-sleep-overshoot", "fig-per-period-jitter-jitter", "fig-per-rate-sweep-latency"];
+
+#[test]
+fn the_new_probes_figures_are_there_with_their_data() {
+    let html = render(&set_of(vec![probes_fixture()]));
+    assert_self_contained(&html);
+    let configurations = ["idle", "cpu:threads=1+proc-read"];
+    // Dankwardt: every sample of every configuration, in the sleep overshoot's section.
+    let per_sample = figure(&html, "fig-per-sample-sleep-overshoot");
+    assert!(
+        html.find("id=\"fig-per-sample-sleep-overshoot\"").unwrap()
+            > html.find("id=\"metric-sleep-overshoot\"").unwrap()
+    );
+    assert!(per_sample.contains("sample number"), "x axis");
+    assert!(per_sample.contains("sleep overshoot (µs"), "y axis");
+    for (name, colour) in configurations.iter().zip(["#0072B2", "#D55E00"]) {
+        assert!(per_sample.contains(name), "legend lacks {name}");
+        assert!(per_sample.contains(&format!("stroke=\"{colour}\"")), "no line in {colour}");
+    }
+    // The sleep overshoot still gets its distribution's figures.
+    for kind in ["cumulative", "exceedance", "timeseries", "histogram"] {
+        figure(&html, &format!("fig-{kind}-sleep-overshoot"));
+    }
+    // Dodiu Tables 1 and 2: the chart sits in its table's section, min and max per
+    // configuration, the setting on a log axis.
+    for (table, id, x) in [
+        ("jitter-per-period", "fig-per-period-jitter-jitter", "task period (µs), log scale"),
+        ("sweep-per-rate", "fig-per-rate-sweep-latency", "stimulus rate (Hz), log scale"),
+    ] {
+        let section = table_section(&html, table);
+        assert!(section.contains("<div class=\"beside\">"), "{table}: no chart beside");
+        let f = figure(section, id);
+        assert!(f.contains(x), "{id}: x axis {x:?}");
+        for name in configurations {
+            assert!(f.contains(&format!("{name} max")) && f.contains(&format!("{name} min")), "{id}: legend of {name}");
+        }
+        assert!(f.matches("<circle").count() >= 4 * 6, "{id}: a dot per step, min and max, per configuration");
+        assert!(f.matches("<polyline").count() >= 2, "{id}: the max lines");
+        assert_eq!(html.matches(&format!("id=\"{id}\"")).count(), 1, "{id} appears once");
+        assert!(html.contains(&format!("<a href=\"#{id}\">")), "{id} in the contents");
+    }
+    // The ipc, switch and net metrics get the distribution figures.
+    for slug in ["net-activation", "ipc-futex-latency", "switch-futex", "sweep-latency", "jitter-jitter"] {
+        figure(&html, &format!("fig-cumulative-{slug}"));
+    }
+    // Several CPUs and periods of the jitter probe: one line per CPU, not per measurement.
+    let per_cpu = figure(&html, "fig-histogram-per-cpu-jitter-jitter");
+    assert_eq!(per_cpu.matches("CPU 0").count(), 2, "CPU 0 once per configuration panel");
+}
+
+#[test]
+fn no_probe_figures_without_their_data() {
+    let html = render(&set_of(vec![fixture("simulated-2cpu.run.json"), fixture("simulated-two-scenarios.run.json")]));
+    assert!(!html.contains("fig-per-"), "a timer run has no per-sample or per-step figure");
+    assert!(!html.contains("class=\"beside\""));
+    // A sleep run whose samples were not kept in order: its distribution, no per-sample plot.
+    let mut sleep = SourcedRun {
+        source: "sleep/run.json".into(),
+        run: common::only(common::derived_probes_run(), &["sleep"], "sleep"),
+    };
+    for m in &mut sleep.run.measurements {
+        m.sequence_ns = None;
+    }
+    let html = render(&set_of(vec![sleep]));
+    for id in PROBE_FIGURES {
+        assert!(!html.contains(id), "{id} without its data");
+    }
+    figure(&html, "fig-cumulative-sleep-overshoot");
+    // Jitter alone: its chart, none of the others.
+    let jitter = SourcedRun {
+        source: "jitter/run.json".into(),
+        run: common::only(common::derived_probes_run(), &["jitter"], "jitter"),
+    };
+    let html = render(&set_of(vec![jitter]));
+    assert!(html.contains("id=\"fig-per-period-jitter-jitter\""));
+    assert!(!html.contains("fig-per-rate") && !html.contains("fig-per-sample"));
+}
+
+/// Compared with the sleep run under SCHED_OTHER: overlaid, each in its own colour.
+#[test]
+fn per_sample_overlays_every_configuration_of_a_comparison() {
+    let other = SourcedRun { source: "sleep-other/run.json".into(), run: common::sleep_other_run() };
+    let html = render(&set_of(vec![probes_fixture(), other]));
+    let f = figure(&html, "fig-per-sample-sleep-overshoot");
+    for (name, colour) in [
+        ("probes · idle", "#0072B2"),
+        ("probes · cpu:threads=1+proc-read", "#D55E00"),
+        ("sleep-other · idle", "#009E73"),
+        ("sleep-other · cpu:threads=1+proc-read", "#CC79A7"),
+    ] {
+        assert!(f.contains(name), "legend lacks {name}");
+        assert!(f.contains(&format!("stroke=\"{colour}\"")), "no line for {name}");
+    }
 }

@@ -42,16 +42,22 @@ pub type Drawn<T = ()> = Result<T, DrawError>;
 /// Renders a `height`-tall figure and returns its `<svg>` element, ready to be placed inline
 /// in HTML: scalable (viewBox), labelled for screen readers, no namespace URL.
 pub fn svg(height: u32, label: &str, draw: impl FnOnce(&Area) -> Drawn) -> Drawn<String> {
+    svg_sized(WIDTH, height, label, draw)
+}
+
+/// [`svg`] at another width: a figure placed beside a table is narrower, so that its text
+/// keeps its size when the page scales it into half a column.
+pub fn svg_sized(width: u32, height: u32, label: &str, draw: impl FnOnce(&Area) -> Drawn) -> Drawn<String> {
     let mut buffer = String::new();
     {
-        let root = SVGBackend::with_string(&mut buffer, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buffer, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
         draw(&root)?;
         root.present()?;
     }
     let body = buffer.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
     Ok(format!(
-        "<svg class=\"rtlab-svg\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\" \
+        "<svg class=\"rtlab-svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" \
          aria-label=\"{label}\"><title>{label}</title>\n{body}",
         label = crate::html::escape(label)
     ))
@@ -76,13 +82,13 @@ fn text_width(text: &str, size: f64) -> f64 {
     text.chars().count() as f64 * size / 1.24 * 0.56
 }
 
-/// Legend items laid out in rows across the figure: (x, row) of each.
-fn legend_layout(items: &[LegendItem]) -> Vec<(i32, u32)> {
+/// Legend items laid out in rows across a figure `width` wide: (x, row) of each.
+fn legend_layout(items: &[LegendItem], width: u32) -> Vec<(i32, u32)> {
     let mut out = Vec::new();
     let (mut x, mut row) = (16.0, 0u32);
     for item in items {
         let w = 40.0 + text_width(&item.text, TEXT_SIZE) + 24.0;
-        if x > 16.0 && x + w > WIDTH as f64 - 16.0 {
+        if x > 16.0 && x + w > width as f64 - 16.0 {
             x = 16.0;
             row += 1;
         }
@@ -94,12 +100,17 @@ fn legend_layout(items: &[LegendItem]) -> Vec<(i32, u32)> {
 
 /// Height the legend of `items` needs.
 pub fn legend_height(items: &[LegendItem]) -> u32 {
-    legend_layout(items).last().map(|(_, row)| (row + 1) * LEGEND_ROW + 8).unwrap_or(0)
+    legend_height_in(items, WIDTH)
+}
+
+/// Height the legend of `items` needs in a figure `width` wide.
+pub fn legend_height_in(items: &[LegendItem], width: u32) -> u32 {
+    legend_layout(items, width).last().map(|(_, row)| (row + 1) * LEGEND_ROW + 8).unwrap_or(0)
 }
 
 /// Draws the legend into `area` (which should be [`legend_height`] tall).
 pub fn legend(area: &Area, items: &[LegendItem]) -> Drawn {
-    for (item, (x, row)) in items.iter().zip(legend_layout(items)) {
+    for (item, (x, row)) in items.iter().zip(legend_layout(items, area.dim_in_pixel().0)) {
         let y = (row * LEGEND_ROW + LEGEND_ROW / 2) as i32;
         let style = ShapeStyle { color: item.colour.to_rgba(), filled: true, stroke_width: 3 };
         match item.mark {
@@ -185,6 +196,17 @@ impl<'a, 'b> Plot<'a, 'b> {
         for piece in clip_polyline(&plotted, widen(xl), widen(yl)) {
             let thin = thin(&piece, xl, yl);
             self.chart.draw_series(LineSeries::new(thin, style))?;
+        }
+        Ok(())
+    }
+
+    /// A dashed polyline through `points` (data units), clipped to the plotting area.
+    pub fn dashed_line(&mut self, points: &[(f64, f64)], colour: RGBColor, width: u32) -> Drawn {
+        let style = ShapeStyle { color: colour.to_rgba(), filled: false, stroke_width: width };
+        let plotted: Vec<(f64, f64)> = points.iter().map(|&p| self.to_plot(p)).collect();
+        let (xl, yl) = self.limits();
+        for piece in clip_polyline(&plotted, xl, yl) {
+            self.chart.draw_series(DashedLineSeries::new(piece, 9, 6, style))?;
         }
         Ok(())
     }

@@ -10,22 +10,29 @@
 //!   every sample when the run saved raw samples, per-second maxima otherwise
 //!   ([`timeseries`]);
 //! - log-scale histogram with 1 µs bins, all CPUs combined and per CPU (Regnier et al.,
-//!   Fig 9) ([`histogram`]).
+//!   Fig 9) ([`histogram`]);
+//! - the sleep probe's overshoot per sample, configurations overlaid (Dankwardt, Figs
+//!   2-11) ([`per_sample`], for the metrics of shape [`MetricShape::PerSample`]);
+//! - beside the tables of the jitter and sweep probes (Dodiu et al., Tables 1 and 2): the
+//!   minimum and maximum per period or stimulus rate ([`per_step`], [`table_figures`]).
 //!
 //! The statistics come from `rtlab_analysis::curve` and the saved histograms; this module
-//! only draws. Figures of other kinds of metrics (sleep overshoot per sample, jitter per
-//! period, latency per stimulus rate) plug in at [`MetricShape`].
+//! only draws.
 
 pub mod axis;
 mod canvas;
 mod cumulative;
 mod histogram;
 pub mod palette;
+mod per_sample;
+mod per_step;
 mod timeseries;
 
 use crate::digest::{combine, Combined};
 use crate::model::{results_dir, Measurement, RunResult};
+use crate::per_setting::{in_measured_order, metric_window_s, steps, Setting};
 use crate::report_set::{Configuration, ReportSet};
+use crate::tables::probes::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
 use crate::terminal::metric_title;
 use crate::ReportError;
 use plotters::style::RGBColor;
@@ -56,23 +63,32 @@ pub struct MetricFigures {
     pub notes: Vec<String>,
 }
 
-/// Which figures a metric gets. Every metric measured today is a latency-like distribution;
-/// the probes still to come need other views, added here as new shapes with their own
-/// figure module:
-/// - `sleep.overshoot` (Dankwardt Figs 2-11): overshoot per sample number, runs overlaid;
-/// - jitter per period (`jitter` probe, Dodiu Table 1) and latency per stimulus rate
-///   (`sweep`, Dodiu Table 2): min/max per period or rate as a chart beside the table.
+/// Which figures a metric gets. Every metric is a latency-like distribution; the sleep
+/// probe's overshoot is also read sample by sample. (The jitter and sweep probes' charts per
+/// period or rate belong to their tables: [`table_figures`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MetricShape {
     /// Cumulative curves, zooms, exceedance, time series, 1 µs histograms.
     Distribution,
+    /// Every sample in the order taken (from `sequence_ns`), then the distribution's figures.
+    PerSample,
 }
 
 /// The shape of `metric`'s figures.
 pub fn shape_of(metric: &str) -> MetricShape {
-    let _ = metric;
-    MetricShape::Distribution
+    match metric {
+        "sleep.overshoot" => MetricShape::PerSample,
+        _ => MetricShape::Distribution,
+    }
+}
+
+/// A figure that belongs beside a table (`tables::report_tables`' id `table_id`) rather than
+/// among its metric's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableFigure {
+    pub table_id: String,
+    pub figure: Figure,
 }
 
 /// "timer.latency" -> "timer-latency", for ids.
@@ -97,8 +113,10 @@ pub(crate) struct Series {
     pub block_s: u64,
     /// Raw sample files of every CPU, when the run saved them for this metric.
     pub raw_files: Vec<PathBuf>,
-    /// Measured window of the scenario, s.
+    /// Measured window of this metric, s.
     pub duration_s: f64,
+    /// Every sample in the order taken, when the probe kept them (`sleep`).
+    pub sequence_ns: Vec<i64>,
 }
 
 /// Everything one metric's figures are drawn from.
@@ -188,6 +206,11 @@ pub fn report_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError
         };
         let figures = match shape_of(metric) {
             MetricShape::Distribution => distribution_figures(&data, &mut notes),
+            MetricShape::PerSample => per_sample::figure(&data).and_then(|first| {
+                let mut figures: Vec<Figure> = first.into_iter().collect();
+                figures.extend(distribution_figures(&data, &mut notes)?);
+                Ok(figures)
+            }),
         }
         .map_err(|e| ReportError::Encode(format!("figure of {metric}: {}", e.0)))?;
         out.push(MetricFigures { metric: data.metric, title: data.title, figures, notes });
@@ -233,15 +256,28 @@ fn series_of(
     let measurements: Vec<&Measurement> = run.measurements_of(configuration.scenario, metric).collect();
     let Some(first) = measurements.first() else { return Ok(None) };
     let Combined { histogram: Some(combined), moments, .. } = combine(&measurements)? else { return Ok(None) };
-    let cpus = measurements
-        .iter()
-        .map(|m| Ok((m.cpu, LatencyHistogram::decode(&m.histogram)?)))
-        .collect::<Result<Vec<_>, ReportError>>()?;
+    // The jitter and sweep probes hold one measurement per CPU and step (period, rate): a
+    // CPU's histogram merges its steps.
+    let mut cpus: Vec<(usize, LatencyHistogram)> = Vec::new();
+    for m in &measurements {
+        let h = LatencyHistogram::decode(&m.histogram)?;
+        match cpus.iter_mut().find(|(cpu, _)| *cpu == m.cpu) {
+            Some((_, all)) => all.merge(&h)?,
+            None => cpus.push((m.cpu, h)),
+        }
+    }
+    cpus.sort_by_key(|(cpu, _)| *cpu);
+    // Steps were measured one after another: their per-second maxima follow each other
+    // (the CPUs of a step side by side).
     let block_s = first.block_s.max(1);
-    let blocks = measurements.iter().map(|m| m.per_second_max_ns.len()).max().unwrap_or(0);
-    let per_second_max_ns = (0..blocks)
-        .map(|i| measurements.iter().filter_map(|m| m.per_second_max_ns.get(i).copied().flatten()).max())
-        .collect();
+    let steps = in_measured_order(&measurements);
+    let mut per_second_max_ns: Vec<Option<i64>> = Vec::new();
+    for step in &steps {
+        let blocks = step.iter().map(|m| m.per_second_max_ns.len()).max().unwrap_or(0);
+        per_second_max_ns.extend(
+            (0..blocks).map(|i| step.iter().filter_map(|m| m.per_second_max_ns.get(i).copied().flatten()).max()),
+        );
+    }
     let dir = results_dir(Path::new(&set.runs[configuration.run_index].source));
     let raw_files: Vec<PathBuf> =
         measurements.iter().filter_map(|m| m.raw_file.as_ref().map(|f| dir.join(f))).collect();
@@ -257,7 +293,11 @@ fn series_of(
         }
         Vec::new()
     };
-    let duration_s = run.scenario(configuration.scenario).map(|s| s.duration_s).unwrap_or(run.duration_s);
+    let scenario_s = run.scenario(configuration.scenario).map(|s| s.duration_s).unwrap_or(run.duration_s);
+    // A scenario of several probes (or steps) measured them one after another: this
+    // metric's window is its own share.
+    let duration_s = metric_window_s(run, scenario_s, &measurements);
+    let sequence_ns: Vec<i64> = measurements.iter().filter_map(|m| m.sequence_ns.as_ref()).flatten().copied().collect();
     Ok(Some(Series {
         name: configuration.name.clone(),
         colour: palette::configuration(index),
@@ -270,5 +310,69 @@ fn series_of(
         block_s,
         raw_files,
         duration_s,
+        sequence_ns,
     }))
+}
+
+/// The charts beside the tables of the jitter and sweep probes: minimum and maximum per
+/// period (Dodiu et al., Table 1) or stimulus rate (Table 2), every configuration.
+pub fn table_figures(set: &ReportSet) -> Result<Vec<TableFigure>, ReportError> {
+    let configurations = set.configurations();
+    let mut out = Vec::new();
+    for (metric, setting, table_id) in
+        [(JITTER_METRIC, Setting::Period, JITTER_TABLE), (SWEEP_METRIC, Setting::Rate, SWEEP_TABLE)]
+    {
+        let mut series = Vec::new();
+        for (index, c) in configurations.iter().enumerate() {
+            let measurements: Vec<&Measurement> = c.run.measurements_of(c.scenario, metric).collect();
+            if measurements.is_empty() {
+                continue;
+            }
+            let points: Vec<(f64, f64, f64)> = steps(&measurements, setting)?
+                .iter()
+                .filter_map(|step| {
+                    let s = step.combined.row.summary.as_ref()?;
+                    let x = match setting {
+                        Setting::Period => step.value / 1e3,
+                        Setting::Rate => step.value,
+                    };
+                    Some((x, s.min as f64 / 1e3, s.max as f64 / 1e3))
+                })
+                .collect();
+            if !points.is_empty() {
+                series.push(per_step::StepSeries {
+                    name: c.name.clone(),
+                    colour: palette::configuration(index),
+                    points,
+                });
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        let chart = match setting {
+            Setting::Period => per_step::StepChart {
+                id: format!("fig-per-period-{}", slug(metric)),
+                title: "Period jitter per task period: minimum and maximum".into(),
+                description: "The table beside it as a chart (Dodiu et al., Table 1): per task period, the largest \
+                              (solid) and smallest (dashed) period jitter of each configuration, all CPUs together."
+                    .into(),
+                x_desc: "task period (µs)",
+                y_desc: "period jitter (µs)".into(),
+            },
+            Setting::Rate => per_step::StepChart {
+                id: format!("fig-per-rate-{}", slug(metric)),
+                title: "Latency per stimulus rate: minimum and maximum".into(),
+                description: "Per stimulus rate (Dodiu et al., Table 2), the largest (solid) and smallest (dashed) \
+                              stimulus-to-task latency of each configuration, all CPUs together."
+                    .into(),
+                x_desc: "stimulus rate (Hz)",
+                y_desc: "latency (µs)".into(),
+            },
+        };
+        let figure = per_step::figure(chart, &series)
+            .map_err(|e| ReportError::Encode(format!("figure of {metric} per step: {}", e.0)))?;
+        out.push(TableFigure { table_id: table_id.to_string(), figure });
+    }
+    Ok(out)
 }
