@@ -279,6 +279,12 @@ impl Exporter for TerminalSummary {
         );
         if !run.realtime.real_time_results {
             let _ = writeln!(out, "!! NOT REAL-TIME RESULTS: {}", run.realtime.notes.join(" "));
+        } else {
+            // Real-time results can still carry notes on how a probe ran (a trigger on the
+            // receiver's CPU, loopback delivery): the reader must see them.
+            for note in &run.realtime.notes {
+                let _ = writeln!(out, "Note: {note}");
+            }
         }
         if run.interrupted {
             out.push_str("!! INTERRUPTED: partial results, the run was stopped before its end.\n");
