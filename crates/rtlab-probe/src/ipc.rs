@@ -645,16 +645,9 @@ impl Probe for IpcProbe {
 mod tests {
     use super::*;
     use crate::Budget;
-    use rtlab_sys::sched::Policy;
 
     fn setup() -> ThreadSetup {
-        ThreadSetup {
-            pin_to_cpu: false,
-            policy: Policy::Other,
-            priority: 0,
-            timer_slack_ns: None,
-            prefault_stack_bytes: 0,
-        }
+        ThreadSetup::unchanged()
     }
 
     fn config(mechanism: Mechanism, samples: u64, raw_dir: Option<PathBuf>) -> IpcConfig {

@@ -119,7 +119,6 @@ impl Probe for JitterProbe {
 mod tests {
     use super::*;
     use crate::{ClockKind, ThreadSetup};
-    use rtlab_sys::sched::Policy;
 
     fn config(periods_ns: Vec<u64>, budget: Budget, cpus: Vec<usize>) -> JitterConfig {
         JitterConfig {
@@ -134,13 +133,7 @@ mod tests {
                 raw_dir: None,
                 raw_ring_capacity: 16,
                 clock: ClockKind::Simulated { seed: 7 },
-                setup: ThreadSetup {
-                    pin_to_cpu: false,
-                    policy: Policy::Other,
-                    priority: 0,
-                    timer_slack_ns: None,
-                    prefault_stack_bytes: 0,
-                },
+                setup: ThreadSetup::unchanged(),
                 name: "timer",
             },
         }

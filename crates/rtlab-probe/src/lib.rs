@@ -136,6 +136,14 @@ pub struct ThreadSetup {
     pub prefault_stack_bytes: usize,
 }
 
+impl ThreadSetup {
+    /// A thread left as it is: not pinned, SCHED_OTHER, slack untouched, no prefault (tests,
+    /// simulated runs).
+    pub const fn unchanged() -> Self {
+        Self { pin_to_cpu: false, policy: Policy::Other, priority: 0, timer_slack_ns: None, prefault_stack_bytes: 0 }
+    }
+}
+
 /// What every probe needs besides its own parameters.
 #[derive(Debug, Clone)]
 pub struct Sampling {

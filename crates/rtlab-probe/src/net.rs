@@ -501,16 +501,9 @@ impl ReceiverThread {
 mod tests {
     use super::*;
     use crate::{Budget, ThreadSetup};
-    use rtlab_sys::sched::Policy;
 
     fn setup() -> ThreadSetup {
-        ThreadSetup {
-            pin_to_cpu: false,
-            policy: Policy::Other,
-            priority: 0,
-            timer_slack_ns: None,
-            prefault_stack_bytes: 0,
-        }
+        ThreadSetup::unchanged()
     }
 
     fn config(rate_hz: f64, budget: Budget, raw_dir: Option<std::path::PathBuf>) -> NetConfig {

@@ -328,16 +328,9 @@ fn switch_notes(low: &ThreadSetup, high: &ThreadSetup) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::Budget;
-    use rtlab_sys::sched::Policy;
 
     fn setup() -> ThreadSetup {
-        ThreadSetup {
-            pin_to_cpu: false,
-            policy: Policy::Other,
-            priority: 0,
-            timer_slack_ns: None,
-            prefault_stack_bytes: 0,
-        }
+        ThreadSetup::unchanged()
     }
 
     fn config(samples: u64, burst_switches: u64) -> SwitchConfig {

@@ -297,7 +297,6 @@ fn sample_loop<C: WakeClock>(
 mod tests {
     use super::*;
     use rtlab_analysis::Moments;
-    use rtlab_sys::sched::Policy;
 
     /// Wakes each sleep at deadline + the next scripted latency.
     struct ScriptedClock {
@@ -330,13 +329,7 @@ mod tests {
             raw_dir: None,
             raw_ring_capacity: 16,
             clock: ClockKind::Simulated { seed: 0 },
-            setup: ThreadSetup {
-                pin_to_cpu: false,
-                policy: Policy::Other,
-                priority: 0,
-                timer_slack_ns: None,
-                prefault_stack_bytes: 0,
-            },
+            setup: ThreadSetup::unchanged(),
             name: "timer",
         }
     }
