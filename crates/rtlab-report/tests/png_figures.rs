@@ -3,7 +3,7 @@
 //! fonts. Skipped (with a message) on a host without any font.
 
 use resvg::tiny_skia::Pixmap;
-use rtlab_report::figures::all_figures;
+use rtlab_report::figures::{all_figures, table_figures, Figure};
 use rtlab_report::model::RunResult;
 use rtlab_report::png::{PngRenderer, SCALE};
 use rtlab_report::report_set::{ReportSet, SourcedRun};
@@ -64,10 +64,10 @@ fn every_figure_of_the_fixtures_is_a_png_with_content() {
     // Every kind of figure: the distribution figures of one fixture, the charts beside the
     // jitter and sweep tables of the other (rasterising takes about 0.1 s a figure).
     let distribution = all_figures(&fixture_set(&["simulated-two-scenarios.run.json"])).expect("figures");
-    let per_step: Vec<_> = all_figures(&fixture_set(&["derived-probes.run.json"]))
+    let per_step: Vec<Figure> = table_figures(&fixture_set(&["derived-probes.run.json"]))
         .expect("figures")
         .into_iter()
-        .filter(|f| f.id.starts_with("fig-per-"))
+        .map(|t| t.figure)
         .collect();
     assert!(distribution.len() >= 8 && per_step.len() == 2, "{} and {} figures", distribution.len(), per_step.len());
     for figure in distribution.iter().chain(&per_step) {
