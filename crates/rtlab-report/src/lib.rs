@@ -11,7 +11,7 @@
 //! - [`raw_csv`]: raw sample files to CSV for other tools.
 //! - [`report_set::ReportSet`]: the runs of `rtlab report`/`compare`; [`verdict`] judges them
 //!   against requirements, [`tables`] reduces them to the papers' tables, and the
-//!   [`report_set::ReportExporter`]s render them ([`markdown`], [`csv_report`], [`json_report`], [`html`]).
+//!   [`report_set::ReportExporter`]s render them ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the figures.
 
 pub mod csv_report;
 pub mod digest;
@@ -23,6 +23,7 @@ pub mod json_report;
 pub mod markdown;
 pub mod model;
 pub mod per_setting;
+pub mod png;
 pub mod raw_csv;
 pub mod report_set;
 pub mod tables;
@@ -46,6 +47,9 @@ pub enum ReportError {
     Probe(#[from] rtlab_probe::ProbeError),
     #[error("cannot encode output: {0}")]
     Encode(String),
+    /// The host lacks something an output needs (a font for PNG figures).
+    #[error("{0}")]
+    Environment(String),
 }
 
 /// An output format. Exporters read only the saved result (never live state), so any

@@ -183,6 +183,8 @@ pub enum ReportFormat {
     Csv,
     /// JSON ("schema": "rtlab.report/1")
     Json,
+    /// One PNG image per figure, written into a directory (--output DIR)
+    Png,
 }
 
 #[derive(Debug, Args)]
@@ -194,7 +196,9 @@ pub struct ReportArgs {
     #[arg(long, short = 'f', value_enum, default_value = "html")]
     pub format: ReportFormat,
     /// Output file (default: html to report.html in the results directory, for one run,
-    /// else ./rtlab-report.html or ./rtlab-compare.html; the other formats to stdout)
+    /// else ./rtlab-report.html or ./rtlab-compare.html; md, csv and json to stdout). For
+    /// png, a directory (default: figures/ in the results directory, for one run, else
+    /// ./rtlab-figures/)
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Requirement to judge the runs against, e.g. "timer max < 500us" (repeatable). Exit 1

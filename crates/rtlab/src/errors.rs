@@ -69,7 +69,9 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
         }
         if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
             return match r {
-                rtlab_report::ReportError::Io { .. } | rtlab_report::ReportError::Encode(_) => EXIT_ENVIRONMENT,
+                rtlab_report::ReportError::Io { .. }
+                | rtlab_report::ReportError::Encode(_)
+                | rtlab_report::ReportError::Environment(_) => EXIT_ENVIRONMENT,
                 _ => EXIT_USAGE,
             };
         }

@@ -126,11 +126,15 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     if !requirements.is_empty() {
         set.verdict = Some(rtlab_report::verdict::judge(&set, &requirements)?);
     }
+    if args.format == ReportFormat::Png {
+        return write_png_figures(args, compare, &set);
+    }
     let document = match args.format {
         ReportFormat::Html => rtlab_report::html::HtmlReport.render(&set)?,
         ReportFormat::Md => rtlab_report::markdown::MarkdownReport.render(&set)?,
         ReportFormat::Csv => rtlab_report::csv_report::CsvReport.render(&set)?,
         ReportFormat::Json => rtlab_report::json_report::JsonReport.render(&set)?,
+        ReportFormat::Png => unreachable!("handled above"),
     };
     let destination = match (&args.output, args.format) {
         (Some(path), _) => Some(path.clone()),
@@ -162,6 +166,50 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
         }
     }
     Ok(if verdict.is_some_and(|v| !v.met) { EXIT_NOT_MET } else { EXIT_OK })
+}
+
+/// `report|compare --format png`: every figure as `<figure id>.png` into the output
+/// directory, one line per file written (after the verdict, when requirements were given).
+fn write_png_figures(
+    args: &ReportArgs,
+    compare: bool,
+    set: &rtlab_report::report_set::ReportSet,
+) -> anyhow::Result<u8> {
+    // Fonts first: without them nothing is written.
+    let renderer = rtlab_report::png::PngRenderer::with_system_fonts()?;
+    let figures = rtlab_report::figures::all_figures(set)?;
+    let dir = args.output.clone().unwrap_or_else(|| default_figures_dir(args, compare));
+    let cannot = |what: String| {
+        if args.output.is_some() {
+            usage(format!("--output: {what}"))
+        } else {
+            errors::environment(what)
+        }
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| cannot(format!("cannot create the figure directory {}: {e}", dir.display())))?;
+    if let Some(v) = &set.verdict {
+        print(&format!("{}\n", rtlab_report::terminal::verdict_text(v)))?;
+    }
+    for figure in &figures {
+        let path = dir.join(format!("{}.png", figure.id));
+        let png = renderer.render(&figure.svg)?;
+        rtlab_report::model::write_atomically(&path, &png)
+            .map_err(|e| cannot(format!("cannot write the figure: {e}")))?;
+        print(&format!("{}\n", path.display()))?;
+    }
+    let verdict = set.effective_verdict();
+    Ok(if verdict.is_some_and(|v| !v.met) { EXIT_NOT_MET } else { EXIT_OK })
+}
+
+/// Where `--format png` writes when --output is not given: `figures/` in the results
+/// directory of a single run (`report`), else ./rtlab-figures/.
+fn default_figures_dir(args: &ReportArgs, compare: bool) -> std::path::PathBuf {
+    match (&args.results[..], compare) {
+        ([one], false) if one.is_dir() => one.join("figures"),
+        ([one], false) => one.parent().unwrap_or(std::path::Path::new(".")).join("figures"),
+        _ => "rtlab-figures".into(),
+    }
 }
 
 /// Where an HTML report goes when --output is not given: into the results directory of a

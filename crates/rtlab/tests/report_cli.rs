@@ -244,3 +244,93 @@ fn compare_of_two_runs_writes_the_html_file() {
     assert!(md.contains("## Is B better than A?"), "{md}");
     assert!(md.contains("| simulated #2 | "), "{md}");
 }
+
+/// The `fig-...` ids of the figures of an HTML report.
+fn figure_ids(html: &str) -> Vec<String> {
+    html.split("<figure class=\"rtlab-figure\" id=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_string())
+        .collect()
+}
+
+/// `rtlab ARGS` in `cwd`: exit code, stdout, stderr; None (after saying so) when the host
+/// has no font to draw the figures' text with.
+fn png_command(cwd: &Path, args: &[&std::ffi::OsStr]) -> Option<(i32, String, String)> {
+    let output = rtlab().current_dir(cwd).args(args).output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    if output.status.code() == Some(3) && stderr.contains("fonts-dejavu-core") {
+        eprintln!("skipped: {stderr}");
+        return None;
+    }
+    Some((output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap(), stderr))
+}
+
+#[test]
+fn report_format_png_writes_one_png_per_figure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = saved_run(tmp.path(), "sim", 42);
+    let expected = figure_ids(&std::fs::read_to_string(dir.join("report.html")).unwrap());
+    assert!(expected.len() >= 8, "{expected:?}");
+    // Default: figures/ in the results directory, one line per file written.
+    let Some((code, stdout, stderr)) =
+        png_command(tmp.path(), &["report".as_ref(), dir.as_os_str(), "--format=png".as_ref()])
+    else {
+        return;
+    };
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let written: Vec<&str> = stdout.lines().collect();
+    let wanted: Vec<String> =
+        expected.iter().map(|id| dir.join("figures").join(format!("{id}.png")).display().to_string()).collect();
+    assert_eq!(written, wanted);
+    for path in &written {
+        let png = std::fs::read(path).unwrap();
+        assert_eq!(png[..8], [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'], "{path}");
+        assert!(png.len() > 10_000, "{path}: {} bytes", png.len());
+    }
+    // compare: ./rtlab-figures/; with requirements, the verdict first and its exit code.
+    let other = saved_run(tmp.path(), "other", 43);
+    let (code, stdout, stderr) = png_command(
+        tmp.path(),
+        &[
+            "compare".as_ref(),
+            dir.as_os_str(),
+            other.as_os_str(),
+            "-f".as_ref(),
+            "png".as_ref(),
+            "--require".as_ref(),
+            "timer max < 100us".as_ref(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.starts_with("Verdict: NOT MET"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("rtlab-figures/fig-histogram-per-cpu-timer-jitter.png"), "{stdout}");
+    assert!(tmp.path().join("rtlab-figures").join(format!("{}.png", expected[0])).is_file());
+    // --output: a new nested directory is created.
+    let nested = tmp.path().join("a/b");
+    let (code, _, stderr) = png_command(
+        tmp.path(),
+        &["report".as_ref(), dir.as_os_str(), "--format=png".as_ref(), "-o".as_ref(), nested.as_os_str()],
+    )
+    .unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_dir(&nested).unwrap().count(), expected.len());
+}
+
+#[test]
+fn report_format_png_into_a_file_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = saved_run(tmp.path(), "sim", 42);
+    let file = dir.join("run.json");
+    let Some((code, stdout, stderr)) = png_command(
+        tmp.path(),
+        &["report".as_ref(), dir.as_os_str(), "--format=png".as_ref(), "--output".as_ref(), file.as_os_str()],
+    ) else {
+        return;
+    };
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--output: cannot create the figure directory") && stderr.contains("run.json"), "{stderr}");
+}

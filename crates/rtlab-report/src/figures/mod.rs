@@ -314,6 +314,15 @@ fn series_of(
     }))
 }
 
+/// Every figure of the report of `set`, in the order the HTML report shows them: each
+/// metric's figures, then the charts beside the tables. For exports that take the figures
+/// without the page around them (`--format png`).
+pub fn all_figures(set: &ReportSet) -> Result<Vec<Figure>, ReportError> {
+    let mut out: Vec<Figure> = report_figures(set)?.into_iter().flat_map(|metric| metric.figures).collect();
+    out.extend(table_figures(set)?.into_iter().map(|t| t.figure));
+    Ok(out)
+}
+
 /// The charts beside the tables of the jitter and sweep probes: minimum and maximum per
 /// period (Dodiu et al., Table 1) or stimulus rate (Table 2), every configuration.
 pub fn table_figures(set: &ReportSet) -> Result<Vec<TableFigure>, ReportError> {
