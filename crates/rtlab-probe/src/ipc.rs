@@ -18,7 +18,7 @@ use crate::live::LiveStats;
 use crate::raw::{RawDrain, RawWriter, FLAG_OVERRUN};
 use crate::recorder::{raw_target, MetricRecorder};
 use crate::workers::{run_workers, Ending, Worker};
-use crate::{Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput, ThreadSetup};
+use crate::{rate_tag, Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput, ThreadSetup};
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
 use rtlab_sys::ipc::{
     current_thread_id, EventFd, Futex, FutexWait, Message, MessageQueue, Pipe, RtSignal, Semaphore, SendOutcome,
@@ -27,7 +27,6 @@ use rtlab_sys::ipc::{
 use std::path::PathBuf;
 use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU64, Ordering::*};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// rt-tests' default interval of 1 ms.
 pub const DEFAULT_RATE_HZ: f64 = 1_000.0;
@@ -371,8 +370,7 @@ pub(crate) fn run_pair(
         receiver_thread,
         trigger_thread,
     } = pair;
-    let writer =
-        if raw_drains.is_empty() { None } else { Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?) };
+    let writer = RawWriter::for_drains(raw_drains)?;
     let channel = Arc::new(channel);
     let shared = Arc::new(Rendezvous::default());
     let group_stop = Arc::new(AtomicBool::new(false));
@@ -526,15 +524,6 @@ impl Receiver {
     }
 }
 
-/// `2.5` -> "2.5", `1000` -> "1000": a rate in a file name.
-pub(crate) fn rate_tag(rate_hz: f64) -> String {
-    if rate_hz.fract() == 0.0 {
-        format!("{}", rate_hz as u64)
-    } else {
-        format!("{rate_hz}")
-    }
-}
-
 /// What the reader must know about how trigger and receiver ran.
 fn trigger_notes(stimulus: &Stimulus, receiver: &ThreadSetup) -> Vec<String> {
     let mut notes = Vec::new();
@@ -645,6 +634,7 @@ impl Probe for IpcProbe {
 mod tests {
     use super::*;
     use crate::Budget;
+    use std::time::Duration;
 
     fn setup() -> ThreadSetup {
         ThreadSetup::unchanged()

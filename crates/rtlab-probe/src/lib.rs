@@ -170,6 +170,15 @@ pub struct Stimulus {
     pub trigger_setup: ThreadSetup,
 }
 
+/// "20", "1000", "0.5": a rate without a needless fraction, for file and thread names.
+pub fn rate_tag(rate_hz: f64) -> String {
+    if rate_hz.fract() == 0.0 && rate_hz < 1e15 {
+        format!("{}", rate_hz as u64)
+    } else {
+        format!("{rate_hz}")
+    }
+}
+
 impl Stimulus {
     /// The stimulus period in ns.
     pub fn period_ns(&self) -> u64 {

@@ -18,13 +18,12 @@ use crate::live::LiveStats;
 use crate::raw::{RawDrain, RawWriter};
 use crate::recorder::{raw_target, MetricRecorder};
 use crate::workers::{run_workers, Ending, Worker};
-use crate::{Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput};
+use crate::{rate_tag, Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput};
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
 use rtlab_sys::net::{clock_pair_ns, RecvOutcome, Timestamping, UdpReceiver, UdpSender};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Regnier's 20 Hz.
 pub const DEFAULT_RATE_HZ: f64 = 20.0;
@@ -185,15 +184,6 @@ fn raw_file_name(name: &str, metric: &str, rate_hz: f64, cpu: usize) -> String {
     format!("{name}-{metric}-{}hz-cpu{cpu}.bin", rate_tag(rate_hz))
 }
 
-/// "20", "1000", "0.5": a rate without a fraction when it is whole.
-fn rate_tag(rate_hz: f64) -> String {
-    if rate_hz.fract() == 0.0 && rate_hz < 1e15 {
-        format!("{}", rate_hz as u64)
-    } else {
-        format!("{rate_hz}")
-    }
-}
-
 /// What the reader of the results must know about how this probe runs.
 fn notes_for(config: &NetConfig, receiver: &UdpReceiver) -> Vec<String> {
     let stimulus = &config.stimulus;
@@ -240,8 +230,7 @@ impl Probe for NetProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let NetProbe { config, live, receiver, sender, address, recorders, raw_drains, stimuli, notes } = *self;
-        let writer =
-            if raw_drains.is_empty() { None } else { Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?) };
+        let writer = RawWriter::for_drains(raw_drains)?;
         let group_stop = Arc::new(AtomicBool::new(false));
         let receiver_ready = Arc::new(AtomicBool::new(false));
         let trigger_report = Arc::new(TriggerReport::default());
@@ -501,6 +490,7 @@ impl ReceiverThread {
 mod tests {
     use super::*;
     use crate::{Budget, ThreadSetup};
+    use std::time::Duration;
 
     fn setup() -> ThreadSetup {
         ThreadSetup::unchanged()

@@ -120,6 +120,14 @@ impl RawWriter {
         Ok(Self { handle })
     }
 
+    /// A writer for the drains of a probe, polling every 5 ms; None without raw output.
+    pub fn for_drains(drains: Vec<RawDrain>) -> Result<Option<Self>, ProbeError> {
+        if drains.is_empty() {
+            return Ok(None);
+        }
+        Self::spawn(drains, Duration::from_millis(5)).map(Some)
+    }
+
     /// Waits for the writer to drain everything; returns samples written per file.
     pub fn finish(self) -> Result<Vec<(PathBuf, u64)>, ProbeError> {
         self.handle.join().unwrap_or_else(|_| {

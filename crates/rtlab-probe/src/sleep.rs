@@ -21,7 +21,6 @@ use crate::{Budget, Detail, Probe, ProbeError, ProbeOutput, Sampling, ThreadOutp
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, SleepOutcome};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub const DEFAULT_REQUEST_NS: u64 = 50_000_000;
 pub const DEFAULT_SAMPLES: u64 = 1_000;
@@ -106,8 +105,7 @@ impl Probe for SleepProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let SleepProbe { config, end, overshoot, raw_drains, live } = *self;
-        let writer =
-            if raw_drains.is_empty() { None } else { Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?) };
+        let writer = RawWriter::for_drains(raw_drains)?;
         let cpu = config.cpu;
         let realtime = config.sampling.setup.policy.is_realtime();
         let thread_stop = stop.clone();
@@ -240,6 +238,7 @@ mod tests {
     use super::*;
     use crate::ThreadSetup;
     use rtlab_sys::sched::Policy;
+    use std::time::Duration;
 
     fn config(budget: Budget, request_ns: u64, discard: u64) -> SleepConfig {
         SleepConfig {

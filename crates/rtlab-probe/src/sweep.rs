@@ -7,7 +7,7 @@
 use crate::ipc::{IpcConfig, IpcProbe};
 use crate::live::LiveStats;
 use crate::net::{NetConfig, NetProbe};
-use crate::{Budget, Detail, Probe, ProbeError, ProbeOutput};
+use crate::{rate_tag, Budget, Detail, Probe, ProbeError, ProbeOutput};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -101,7 +101,7 @@ impl Probe for SweepProbe {
             }
             let step = probe.run(stop.clone())?;
             for mut thread in step.threads {
-                thread.thread_name = format!("sweep/{stimulus}@{}Hz", format_rate(rate_hz));
+                thread.thread_name = format!("sweep/{stimulus}@{}Hz", rate_tag(rate_hz));
                 // The swept probe may already record its rate: one entry per key.
                 thread.details.retain(|(key, _)| key != "rate_hz" && key != "stimulus");
                 thread.details.push(("rate_hz".into(), Detail::Float(rate_hz)));
@@ -119,22 +119,13 @@ impl Probe for SweepProbe {
     }
 }
 
-/// "500", "12.5": a rate without a needless fraction.
-pub fn format_rate(rate_hz: f64) -> String {
-    if rate_hz.fract() == 0.0 {
-        format!("{rate_hz:.0}")
-    } else {
-        format!("{rate_hz}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn rates_are_formatted_without_needless_fractions() {
-        assert_eq!(format_rate(500.0), "500");
-        assert_eq!(format_rate(12.5), "12.5");
+        assert_eq!(rate_tag(500.0), "500");
+        assert_eq!(rate_tag(12.5), "12.5");
     }
 }

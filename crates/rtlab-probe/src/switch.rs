@@ -11,8 +11,9 @@
 //! until the high task wakes it back (two futexes or two semaphores, no clock read inside),
 //! then reads the clock again: total / N per switch.
 
-use crate::ipc::{rate_tag, run_pair, Channel, PreparedPair};
+use crate::ipc::{run_pair, Channel, PreparedPair};
 use crate::live::LiveStats;
+use crate::rate_tag;
 use crate::recorder::{raw_target, MetricRecorder};
 use crate::workers::{run_workers, Ending, Worker};
 use crate::{Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadSetup};

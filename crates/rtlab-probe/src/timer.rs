@@ -19,7 +19,6 @@ use rtlab_sys::clock::SleepOutcome;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use crate::{ClockKind, ThreadSetup};
 
@@ -153,8 +152,7 @@ impl Probe for TimerProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let TimerProbe { config, threads, raw_drains } = *self;
-        let writer =
-            if raw_drains.is_empty() { None } else { Some(RawWriter::spawn(raw_drains, Duration::from_millis(5))?) };
+        let writer = RawWriter::for_drains(raw_drains)?;
         let workers = threads
             .into_iter()
             .map(|thread| {
