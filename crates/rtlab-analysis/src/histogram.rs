@@ -69,6 +69,56 @@ impl LatencyHistogram {
         self.counts.saturating_record(value);
     }
 
+    /// A histogram covering 0..=`max_ns` at `significant_digits` (1..=5). Imports use more
+    /// digits than [`SIGNIFICANT_DIGITS`] so that a source's fixed-width buckets stay apart
+    /// (see [`LatencyHistogram::resolving`]).
+    pub fn with_precision(max_ns: u64, significant_digits: u8) -> Result<Self, AnalysisError> {
+        let mut counts = Histogram::new_with_bounds(1, max_ns.max(2), significant_digits)
+            .map_err(|e| AnalysisError::Histogram(format!("{e:?}")))?;
+        counts.auto(false);
+        Ok(Self { counts, below_zero: 0, above_max: 0 })
+    }
+
+    /// The least precise histogram covering 0..=`max_ns` whose buckets are nowhere wider
+    /// than `width_ns`: values `width_ns` apart never share a bucket, so a source histogram
+    /// of that bucket width is held exactly. Falls back to 5 digits (the most HDR offers).
+    pub fn resolving(max_ns: u64, width_ns: u64) -> Result<Self, AnalysisError> {
+        for digits in SIGNIFICANT_DIGITS..5 {
+            let h = Self::with_precision(max_ns, digits)?;
+            if h.counts.equivalent_range(h.counts.high()) <= width_ns.max(1) {
+                return Ok(h);
+            }
+        }
+        Self::with_precision(max_ns, 5)
+    }
+
+    /// Records `count` samples of one value (imports of bucketed sources). Clamped and
+    /// counted like [`LatencyHistogram::record`].
+    pub fn record_n(&mut self, value_ns: i64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let value = if value_ns < 0 {
+            self.below_zero += count;
+            0
+        } else {
+            value_ns as u64
+        };
+        let high = self.counts.high();
+        let value = if value > high {
+            self.above_max += count;
+            high
+        } else {
+            value
+        };
+        self.counts.saturating_record_n(value, count);
+    }
+
+    /// Significant digits this histogram keeps.
+    pub fn significant_digits(&self) -> u8 {
+        self.counts.sigfig()
+    }
+
     /// Writes every count once so that the pages are resident before sampling starts
     /// (with `mlockall(MCL_FUTURE)` they then stay). Clears the histogram.
     pub fn prefault(&mut self) {
@@ -124,7 +174,7 @@ impl LatencyHistogram {
             encoding: ENCODING_NAME.to_string(),
             unit: "ns".to_string(),
             highest_trackable: self.counts.high(),
-            significant_digits: SIGNIFICANT_DIGITS,
+            significant_digits: self.counts.sigfig(),
             below_zero: self.below_zero,
             above_max: self.above_max,
             data: base64::engine::general_purpose::STANDARD.encode(bytes),
@@ -174,6 +224,19 @@ mod tests {
         assert_eq!(back.count(), h.count());
         assert_eq!(back.above_max(), 1);
         assert_eq!(back.buckets().collect::<Vec<_>>(), h.buckets().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn resolving_keeps_microsecond_buckets_apart_up_to_the_maximum() {
+        let mut h = LatencyHistogram::resolving(20_000_000, 1000).unwrap();
+        for us in [1u64, 17, 999, 1000, 1001, 19_998, 19_999, 20_000] {
+            h.record_n((us * 1000) as i64, us);
+        }
+        let buckets: Vec<(u64, u64)> = h.buckets().map(|(v, c)| (v / 1000, c)).collect();
+        assert_eq!(buckets.len(), 8);
+        assert!(buckets.iter().all(|&(us, c)| us == c), "{buckets:?}");
+        let back = LatencyHistogram::decode(&h.encode().unwrap()).unwrap();
+        assert_eq!(back.significant_digits(), h.significant_digits());
     }
 
     #[test]

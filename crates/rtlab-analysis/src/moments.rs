@@ -37,6 +37,20 @@ impl Moments {
         self.sum_of_squares += magnitude * magnitude;
     }
 
+    /// Records `count` samples of one value (imports of bucketed sources). The caller keeps
+    /// values and counts small enough for exact sums (imports bound both).
+    pub fn record_n(&mut self, value: i64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        self.count += count;
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
+        self.sum += value as i128 * count as i128;
+        let magnitude = value.unsigned_abs() as u128;
+        self.sum_of_squares += magnitude * magnitude * count as u128;
+    }
+
     pub fn merge(&mut self, other: &Moments) {
         self.count += other.count;
         self.min = self.min.min(other.min);

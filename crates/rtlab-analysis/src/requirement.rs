@@ -11,14 +11,29 @@ pub const GRAMMAR: &str =
 
 /// Probes and their main metric: a probe name alone stands for it (`timer` = `timer.latency`).
 /// The `ipc:<mechanism>` probes' main metric is `ipc:<mechanism>.latency`.
-pub const MAIN_METRICS: [(&str, &str); 6] = [
+/// `timerlat` and `osnoise` are the metrics of imported rtla histograms.
+pub const MAIN_METRICS: [(&str, &str); 8] = [
     ("timer", "timer.latency"),
     ("jitter", "jitter.jitter"),
     ("sleep", "sleep.overshoot"),
     ("net", "net.activation"),
     ("switch", "switch.futex"),
     ("sweep", "sweep.latency"),
+    ("timerlat", "timerlat.thread"),
+    ("osnoise", "osnoise.noise"),
 ];
+
+/// The metric a name stands for: a probe's main metric for a probe name (`timer` ->
+/// `timer.latency`, `ipc:futex` -> `ipc:futex.latency`), anything else as given.
+pub fn main_metric_of(name: &str) -> String {
+    if name.contains('.') {
+        return name.to_string();
+    }
+    if name.starts_with("ipc:") {
+        return format!("{name}.latency");
+    }
+    MAIN_METRICS.iter().find(|(probe, _)| *probe == name).map_or_else(|| name.to_string(), |(_, m)| m.to_string())
+}
 
 /// The mechanisms of the `ipc:<mechanism>` probes.
 pub const IPC_MECHANISMS: [&str; 5] = ["eventfd", "pipe", "futex", "mqueue", "signal"];

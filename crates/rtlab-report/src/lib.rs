@@ -9,15 +9,20 @@
 //! - [`Exporter`]: one small trait, one implementation per output format
 //!   ([`terminal::TerminalSummary`], [`json::JsonSummary`]).
 //! - [`raw_csv`]: raw sample files to CSV for other tools.
+//! - [`import`]: cyclictest, rtla, jitterdebugger and Xenomai files -> `RunResult`
+//!   (marked [`model::ImportInfo`]); [`export`]: the formats other tools read (cyclictest
+//!   histogram and JSON, HdrHistogram log, JUnit, OpenMetrics).
 //! - [`report_set::ReportSet`]: the runs of `rtlab report`/`compare`; [`verdict`] judges them
 //!   against requirements, [`tables`] reduces them to the papers' tables, and the
 //!   [`report_set::ReportExporter`]s render them ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the figures.
 
 pub mod csv_report;
 pub mod digest;
+pub mod export;
 pub mod figures;
 pub mod host;
 pub mod html;
+pub mod import;
 pub mod json;
 pub mod json_report;
 pub mod markdown;
@@ -47,6 +52,9 @@ pub enum ReportError {
     Probe(#[from] rtlab_probe::ProbeError),
     #[error("cannot encode output: {0}")]
     Encode(String),
+    /// An imported file is not what `--from` says, or is damaged (exit 2).
+    #[error(transparent)]
+    Import(#[from] import::ImportError),
     /// The host lacks something an output needs (a font for PNG figures).
     #[error("{0}")]
     Environment(String),

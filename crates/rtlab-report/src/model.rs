@@ -38,6 +38,47 @@ pub struct RunResult {
     pub resources: Resources,
     /// Verdict against the requirements (`--require`), when any were given.
     pub verdict: Option<crate::verdict::Verdict>,
+    /// Set when this run was converted by `rtlab import` from another tool's files rather
+    /// than measured by rtlab: what it came from and which figures are exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<ImportInfo>,
+}
+
+/// Where an imported run came from, and what of it is known. Fields of [`RunResult`] that
+/// the source did not record are left empty (empty strings and lists, `unknown`, 0 overruns)
+/// and listed in `not_recorded`; nothing is invented.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportInfo {
+    /// `--from` value: "cyclictest", "rtla", "jitterdebugger", "xenomai".
+    pub from: String,
+    /// The layout recognised: "cyclictest-histogram", "cyclictest-verbose", "cyclictest-json",
+    /// "rtla-timerlat-histogram", "rtla-osnoise-histogram", "jitterdebugger-results",
+    /// "jitterdebugger-samples", "xenomai-latency", "xenomai-histogram" (several when files
+    /// were combined).
+    pub layouts: Vec<String>,
+    /// The files as given to `rtlab import`.
+    pub files: Vec<String>,
+    /// The source tool and its version when recorded ("cyclictest 2.40").
+    pub source_tool: Option<String>,
+    /// The source's own command line when recorded.
+    pub source_command_line: Option<String>,
+    /// Width of the source's histogram buckets in ns; None when every sample was imported.
+    pub bucket_ns: Option<u64>,
+    /// Resolution of the source's values in ns (1000 when it wrote whole µs).
+    pub resolution_ns: u64,
+    /// Statistics reproduced exactly (at `resolution_ns`): "count", "min", "max", ...
+    pub exact: Vec<String>,
+    /// Statistics bounded by the bucket width: the true value lies in [shown, shown +
+    /// bucket_ns). Mean and percentiles of a histogram-only source.
+    pub bounded: Vec<String>,
+    /// Values taken from an option or the tool's documented default because the source does
+    /// not record them, one sentence each ("interval 1000 µs: cyclictest's default; a
+    /// histogram file does not record -i").
+    pub assumed: Vec<String>,
+    /// Parts of run.json the source has no record of (left empty): "host", "loads", ...
+    pub not_recorded: Vec<String>,
+    /// Anything else the reader should know about the conversion.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -33,6 +33,14 @@ pub enum Command {
     Compare(ReportArgs),
     /// Export a run's raw samples for other tools
     Export(ExportArgs),
+    /// Convert other tools' results (cyclictest, rtla, jitterdebugger, Xenomai) into a
+    /// results directory that report, compare and --require work on
+    Import(ImportArgs),
+    /// Print a shell completion script (bash, zsh or fish) on stdout
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) on stdout
+    #[command(name = "manpage")]
+    Manpage(ManpageArgs),
     /// Runs one load scenario for `rtlab run` (internal: started by rtlab itself)
     #[command(name = "__load-host", hide = true)]
     LoadHost(LoadHostArgs),
@@ -185,6 +193,16 @@ pub enum ReportFormat {
     Json,
     /// One PNG image per figure, written into a directory (--output DIR)
     Png,
+    /// cyclictest's -h/--histfile layout (one metric, one scenario: see --metric, --scenario)
+    CyclictestHist,
+    /// cyclictest's --json layout (one metric, one scenario)
+    CyclictestJson,
+    /// HdrHistogram interval log, one interval per thread (one metric, one scenario)
+    HdrLog,
+    /// JUnit XML: one test per requirement (needs --require or a saved verdict)
+    Junit,
+    /// OpenMetrics / Prometheus text exposition: summaries and histogram buckets
+    Openmetrics,
 }
 
 #[derive(Debug, Args)]
@@ -205,7 +223,80 @@ pub struct ReportArgs {
     /// when not met
     #[arg(long = "require", value_name = "EXPR")]
     pub require: Vec<String>,
+    /// cyclictest-hist, cyclictest-json, hdr-log: the metric to export [default: the main
+    /// metric of the run's first probe]
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// cyclictest-hist, cyclictest-json, hdr-log: the scenario to export [default: the
+    /// run's only scenario]
+    #[arg(long)]
+    pub scenario: Option<String>,
 }
+
+/// The `--from` values of `rtlab import`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFrom {
+    /// -h/--histfile text (old and new layouts), -v output, --json file
+    Cyclictest,
+    /// rtla timerlat hist / osnoise hist output
+    Rtla,
+    /// results.json and/or samples.raw of jitterdebugger -o DIR [-s]
+    Jitterdebugger,
+    /// Xenomai latency output and/or its -g histogram file
+    Xenomai,
+}
+
+/// Units for sources that do not record theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    Us,
+    Ns,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The tool that wrote the files
+    #[arg(long, value_enum)]
+    pub from: ImportFrom,
+    /// The files of one run (jitterdebugger: results.json and samples.raw; xenomai: the
+    /// latency output and its -g histogram)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Name of the imported run [default: the source's host name, else the file name]
+    #[arg(long, short = 'l')]
+    pub label: Option<String>,
+    /// Results directory [default: results/<YYYYmmdd-HHMMSS>-<label>]
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Unit of sources that do not record it (cyclictest histogram and -v output: us, or
+    /// ns when cyclictest ran with -N) [default: us]
+    #[arg(long, value_enum)]
+    pub unit: Option<UnitArg>,
+    /// The measuring period, for sources that do not record it (a bare number is µs)
+    #[arg(long)]
+    pub interval: Option<String>,
+    /// Print nothing but errors
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Shells `rtlab completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: ShellArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ManpageArgs {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {

@@ -119,7 +119,7 @@ fn list(cpus: &[usize]) -> String {
 }
 
 /// A label is used in a directory name: keep it to a safe character set.
-fn check_label(label: &str) -> anyhow::Result<()> {
+pub fn check_label(label: &str) -> anyhow::Result<()> {
     if label.is_empty()
         || label.len() > 64
         || !label.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))

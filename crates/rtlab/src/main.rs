@@ -5,6 +5,8 @@ mod cli;
 mod errors;
 mod experiment;
 mod experiment_file;
+mod import_cmd;
+mod packaging;
 mod probe_plan;
 mod progress;
 mod runner;
@@ -36,6 +38,9 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd_report(&args, true),
         Command::Sysinfo(args) => cmd_sysinfo(&args),
         Command::Export(args) => cmd_export(&args),
+        Command::Import(args) => import_cmd::cmd_import(&args),
+        Command::Completions(args) => packaging::cmd_completions(&args),
+        Command::Manpage(args) => packaging::cmd_manpage(&args),
         Command::LoadHost(args) => cmd_load_host(&args),
     };
     match outcome {
@@ -129,8 +134,14 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     if args.format == ReportFormat::Png {
         return write_png_figures(args, compare, &set);
     }
+    let selection = rtlab_report::export::Selection { metric: args.metric.clone(), scenario: args.scenario.clone() };
     let document = match args.format {
         ReportFormat::Html => rtlab_report::html::HtmlReport.render(&set)?,
+        ReportFormat::CyclictestHist => rtlab_report::export::cyclictest::CyclictestHist { selection }.render(&set)?,
+        ReportFormat::CyclictestJson => rtlab_report::export::cyclictest::CyclictestJson { selection }.render(&set)?,
+        ReportFormat::HdrLog => rtlab_report::export::hdr_log::HdrLog { selection }.render(&set)?,
+        ReportFormat::Junit => rtlab_report::export::junit::JunitReport.render(&set)?,
+        ReportFormat::Openmetrics => rtlab_report::export::openmetrics::OpenMetrics.render(&set)?,
         ReportFormat::Md => rtlab_report::markdown::MarkdownReport.render(&set)?,
         ReportFormat::Csv => rtlab_report::csv_report::CsvReport.render(&set)?,
         ReportFormat::Json => rtlab_report::json_report::JsonReport.render(&set)?,

@@ -1,0 +1,605 @@
+//! Importers: other tools' result files -> a normal [`RunResult`] marked as imported.
+//!
+//! Each format's parser ([`cyclictest`], [`rtla`], [`jitterdebugger`], [`xenomai`]) reads
+//! bytes into a [`ParsedSource`]: what the files recorded, nothing more. [`build_run`]
+//! turns that into run.json, the same way for every format, so that counts add up and the
+//! [`ImportInfo`] says which statistics are exact. Everything here is pure (no I/O): the
+//! binary reads the files, and the fuzz targets feed bytes straight to [`import`].
+//!
+//! Limits that keep every sum exact (and garbage from exhausting memory): sample values
+//! within ±[`MAX_VALUE_NS`], at most [`MAX_TOTAL_COUNT`] samples per series.
+
+pub mod cyclictest;
+pub mod jitterdebugger;
+pub mod rtla;
+pub mod xenomai;
+
+use crate::model::{
+    Experiment, ImportInfo, Measurement, ProbeSettings, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo,
+    SCHEMA,
+};
+use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use rtlab_probe::Detail;
+use rtlab_sys::sched::Policy;
+use std::collections::BTreeMap;
+
+/// Largest |value| an importer accepts: 1000 s in ns (no latency source records more; any
+/// larger number in a file is damage, and the bound keeps the exact sums in range).
+pub const MAX_VALUE_NS: i64 = 1_000_000_000_000;
+/// Most samples one series may hold (317 years at 1 kHz); bounds the exact sums too.
+pub const MAX_TOTAL_COUNT: u64 = 10_000_000_000_000;
+/// The scenario every imported measurement belongs to.
+pub const IMPORTED_SCENARIO: &str = "imported";
+
+/// A source that cannot be imported: the file, the line (1-based) when one is to blame,
+/// and why. Shown as `FILE:LINE: REASON` (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ImportError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub reason: String,
+}
+
+impl ImportError {
+    pub fn at(file: &str, line: usize, reason: impl Into<String>) -> Self {
+        Self { file: file.to_string(), line: Some(line), reason: reason.into() }
+    }
+
+    pub fn whole(file: &str, reason: impl Into<String>) -> Self {
+        Self { file: file.to_string(), line: None, reason: reason.into() }
+    }
+}
+
+/// The `--from` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportFormat {
+    /// `-h/--histfile` text (old and new layouts), `-v` verbose output, `--json` files.
+    Cyclictest,
+    /// `rtla timerlat hist` and `rtla osnoise hist` output.
+    Rtla,
+    /// `results.json` and/or `samples.raw` of `jitterdebugger -o DIR [-s]`.
+    Jitterdebugger,
+    /// Xenomai `latency` output (RTT/RTH/RTD/RTS lines) and/or its `-g` histogram file.
+    Xenomai,
+}
+
+impl ImportFormat {
+    pub const ALL: [ImportFormat; 4] =
+        [ImportFormat::Cyclictest, ImportFormat::Rtla, ImportFormat::Jitterdebugger, ImportFormat::Xenomai];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ImportFormat::Cyclictest => "cyclictest",
+            ImportFormat::Rtla => "rtla",
+            ImportFormat::Jitterdebugger => "jitterdebugger",
+            ImportFormat::Xenomai => "xenomai",
+        }
+    }
+}
+
+/// The unit of sources that do not say (cyclictest's histogram and -v output are µs, or ns
+/// with its -N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceUnit {
+    Us,
+    Ns,
+}
+
+impl SourceUnit {
+    pub fn ns(self) -> u64 {
+        match self {
+            SourceUnit::Us => 1000,
+            SourceUnit::Ns => 1,
+        }
+    }
+}
+
+/// What the user told `rtlab import` beyond the files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ImportOptions {
+    /// The run's label (default: the source's host name, else the first file's stem).
+    pub label: Option<String>,
+    /// `--unit`: the unit of sources that do not record theirs.
+    pub unit: Option<SourceUnit>,
+    /// `--interval`: the period of sources that do not record theirs.
+    pub interval_ns: Option<u64>,
+}
+
+/// One input file: its name as given (for messages) and its bytes (any encoding: parsers
+/// reject what is not their format, with the line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What the files of one run recorded, as the format parsers return it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParsedSource {
+    /// Layouts recognised, one per file in order ("cyclictest-histogram", ...).
+    pub layouts: Vec<String>,
+    /// "cyclictest 2.40", when the source says.
+    pub source_tool: Option<String>,
+    pub source_command_line: Option<String>,
+    /// RFC 3339 (or as the source wrote it) when recorded.
+    pub start_time: Option<String>,
+    pub end_time: Option<String>,
+    /// Seconds of measurement, when recorded or derivable from the source alone.
+    pub duration_s: Option<f64>,
+    pub host: SourceHost,
+    /// The measuring period when recorded.
+    pub interval_ns: Option<u64>,
+    /// The measuring threads' scheduling, when recorded.
+    pub policy: Option<Policy>,
+    pub priority: Option<i32>,
+    /// Resolution of the values in ns (1000 for whole µs).
+    pub resolution_ns: u64,
+    /// One per thread and metric.
+    pub series: Vec<Series>,
+    /// Values the parser took from the tool's documented defaults (sentences).
+    pub assumed: Vec<String>,
+    pub notes: Vec<String>,
+    /// The source's unit came from `--unit` or a default rather than from the file.
+    pub unit_assumed: bool,
+}
+
+/// Host facts some sources record (cyclictest --json's sysinfo, jitterdebugger's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceHost {
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    pub kernel_version: Option<String>,
+    pub machine: Option<String>,
+    pub cpu_count: Option<usize>,
+}
+
+/// One thread's samples of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// "timer", "timerlat", "osnoise".
+    pub probe: String,
+    /// "timer.latency", "timerlat.irq", ...
+    pub metric: String,
+    /// The CPU the thread ran on; None when the source does not say (then the thread index).
+    pub cpu: Option<usize>,
+    /// "T:0", "cpu1", as the source names it.
+    pub thread: String,
+    pub data: SeriesData,
+    /// The thread's own period when it differs per thread (cyclictest -d).
+    pub interval_ns: Option<u64>,
+    /// Overruns when the source counts them (Xenomai).
+    pub overruns: Option<u64>,
+    /// Per-second maxima when the source has them (Xenomai's RTD lines).
+    pub per_second_max_ns: Vec<Option<i64>>,
+    pub details: BTreeMap<String, Detail>,
+}
+
+impl Series {
+    pub fn new(probe: &str, metric: &str, cpu: Option<usize>, thread: impl Into<String>, data: SeriesData) -> Self {
+        Self {
+            probe: probe.to_string(),
+            metric: metric.to_string(),
+            cpu,
+            thread: thread.into(),
+            data,
+            interval_ns: None,
+            overruns: None,
+            per_second_max_ns: Vec::new(),
+            details: BTreeMap::new(),
+        }
+    }
+}
+
+/// The values of a series: every sample, or a histogram with what the source adds to it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeriesData {
+    /// Every sample in ns, in order.
+    Samples(Vec<i64>),
+    /// Fixed-width buckets, each given by its lower bound in ns.
+    Histogram(SourceHistogram),
+    /// Only summary figures (a Xenomai log without its histogram file): min, average, max.
+    SummaryOnly { min_ns: i64, avg_ns: f64, max_ns: i64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SourceHistogram {
+    /// Bucket width in ns.
+    pub width_ns: u64,
+    /// (lower bound ns, count), any order, empty buckets optional.
+    pub buckets: Vec<(i64, u64)>,
+    /// Samples beyond the last bucket (cyclictest's "Histogram Overflows", rtla's "over:"),
+    /// each at least `overflow_from_ns`.
+    pub overflows: u64,
+    pub overflow_from_ns: i64,
+    /// Exact extremes when the source records them (cyclictest's footer: its max includes
+    /// the overflowed samples, which the buckets do not hold).
+    pub min_ns: Option<i64>,
+    pub max_ns: Option<i64>,
+    /// The source's own total, to cross-check the buckets against.
+    pub count: Option<u64>,
+    /// The source's own average in ns, kept in the details for comparison.
+    pub avg_ns: Option<f64>,
+}
+
+/// Reads the files of one run in `format` and builds its run.json.
+pub fn import(format: ImportFormat, files: &[SourceFile], options: &ImportOptions) -> Result<RunResult, ImportError> {
+    let Some(first) = files.first() else {
+        return Err(ImportError::whole(format.name(), "no file given"));
+    };
+    let parsed = match format {
+        ImportFormat::Cyclictest => cyclictest::parse(files, options)?,
+        ImportFormat::Rtla => rtla::parse(files, options)?,
+        ImportFormat::Jitterdebugger => jitterdebugger::parse(files, options)?,
+        ImportFormat::Xenomai => xenomai::parse(files, options)?,
+    };
+    build_run(format, files, parsed, options).map_err(|reason| ImportError::whole(&first.path, reason))
+}
+
+/// Lines of a text file, numbered from 1, or the line where it stops being UTF-8.
+pub fn text_lines<'a>(file: &'a SourceFile) -> Result<Vec<(usize, &'a str)>, ImportError> {
+    let text = std::str::from_utf8(&file.bytes).map_err(|e| {
+        let line = file.bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        ImportError::at(&file.path, line, "not UTF-8 text")
+    })?;
+    Ok(text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).collect())
+}
+
+/// A whole number of `unit_ns`, checked against [`MAX_VALUE_NS`].
+pub fn scaled(value: i64, unit_ns: u64) -> Option<i64> {
+    value.checked_mul(unit_ns as i64).filter(|v| v.abs() <= MAX_VALUE_NS)
+}
+
+/// Builds the run.json of a parsed source: one measurement per series under the
+/// "imported" scenario, statistics from the histogram and moments exactly as for a run.
+pub fn build_run(
+    format: ImportFormat,
+    files: &[SourceFile],
+    parsed: ParsedSource,
+    options: &ImportOptions,
+) -> Result<RunResult, String> {
+    if parsed.series.is_empty() {
+        return Err("no samples or histogram found".into());
+    }
+    let mut assumed = parsed.assumed.clone();
+    let interval_ns = match (options.interval_ns, parsed.interval_ns) {
+        (Some(given), _) => {
+            assumed
+                .push(format!("interval {} µs: given with --interval", rtlab_analysis::units::format_us(given as i64)));
+            given
+        }
+        (None, Some(recorded)) => recorded,
+        (None, None) => {
+            assumed.push(
+                "interval 1 ms: the source does not record its period (this is the tool's default; give --interval otherwise)"
+                    .to_string(),
+            );
+            1_000_000
+        }
+    };
+    if interval_ns == 0 {
+        return Err("the period is 0".into());
+    }
+
+    let mut measurements = Vec::new();
+    let mut bucket_ns: Option<u64> = None;
+    let mut summary_only = false;
+    let mut histogram_only = false;
+    for (index, series) in parsed.series.iter().enumerate() {
+        let cpu = series.cpu.unwrap_or(index);
+        let (histogram, moments) = record_series(series)?;
+        match &series.data {
+            SeriesData::Histogram(h) => {
+                histogram_only = true;
+                bucket_ns = Some(bucket_ns.map_or(h.width_ns, |w| w.max(h.width_ns)));
+            }
+            SeriesData::SummaryOnly { .. } => summary_only = true,
+            SeriesData::Samples(_) => {}
+        }
+        let mut details = series.details.clone();
+        match &series.data {
+            SeriesData::Histogram(h) => {
+                if let Some(avg) = h.avg_ns {
+                    details.insert("source_avg_ns".into(), Detail::Float(avg));
+                }
+                if h.overflows > 0 {
+                    details.insert("source_overflows".into(), Detail::Int(h.overflows as i64));
+                }
+            }
+            SeriesData::SummaryOnly { min_ns, avg_ns, max_ns } => {
+                details.insert("source_min_ns".into(), Detail::Int(*min_ns));
+                details.insert("source_avg_ns".into(), Detail::Float(*avg_ns));
+                details.insert("source_max_ns".into(), Detail::Int(*max_ns));
+            }
+            SeriesData::Samples(_) => {}
+        }
+        let overruns = series.overruns.unwrap_or(0);
+        measurements.push(Measurement {
+            scenario: IMPORTED_SCENARIO.to_string(),
+            probe: series.probe.clone(),
+            metric: series.metric.clone(),
+            cpu,
+            thread: series.thread.clone(),
+            count: moments.count,
+            cycles: moments.count.checked_add(overruns).ok_or("the overrun count is out of range")?,
+            overruns,
+            lost: 0,
+            interval_ns: series.interval_ns.filter(|&i| i > 0).unwrap_or(interval_ns),
+            summary: Summary::from_parts(&histogram, &moments),
+            moments,
+            histogram: histogram.encode().map_err(|e| e.to_string())?,
+            per_second_max_ns: series.per_second_max_ns.clone(),
+            block_s: 1,
+            raw_file: None,
+            raw_samples: None,
+            details,
+            sequence_ns: None,
+        });
+    }
+
+    let (exact, bounded) = if summary_only {
+        (vec!["min".into(), "mean".into(), "max".into()], vec![])
+    } else if histogram_only {
+        (vec!["count".into(), "min".into(), "max".into()], vec!["mean".into(), "stddev".into(), "percentiles".into()])
+    } else {
+        (vec!["count".into(), "min".into(), "max".into(), "mean".into(), "stddev".into(), "percentiles".into()], vec![])
+    };
+    let mut not_recorded = vec!["loads".to_string(), "system activity".to_string(), "privileges".to_string()];
+    if parsed.host == SourceHost::default() {
+        not_recorded.insert(0, "host".into());
+    }
+    if parsed.duration_s.is_none() {
+        not_recorded.push("duration".into());
+    }
+    if parsed.series.iter().all(|s| s.overruns.is_none()) {
+        not_recorded.push("overruns".into());
+    }
+
+    let mut probes: Vec<String> = Vec::new();
+    let mut cpus: Vec<usize> = Vec::new();
+    for m in &measurements {
+        if !probes.contains(&m.probe) {
+            probes.push(m.probe.clone());
+        }
+        if !cpus.contains(&m.cpu) {
+            cpus.push(m.cpu);
+        }
+    }
+    cpus.sort_unstable();
+    let host = source_host(&parsed.host, &cpus);
+    let label = options
+        .label
+        .clone()
+        .or_else(|| parsed.host.hostname.clone().filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| file_stem(&files[0].path));
+    let policy = parsed.policy.unwrap_or(Policy::Fifo);
+    let priority = parsed.priority.unwrap_or(0);
+    let duration_s = parsed.duration_s.unwrap_or(0.0);
+    let histogram_max_ns = measurements.iter().filter_map(|m| m.summary.as_ref().map(|s| s.max)).max().unwrap_or(0);
+    let info = ImportInfo {
+        from: format.name().to_string(),
+        layouts: parsed.layouts.clone(),
+        files: files.iter().map(|f| f.path.clone()).collect(),
+        source_tool: parsed.source_tool.clone(),
+        source_command_line: parsed.source_command_line.clone(),
+        bucket_ns,
+        resolution_ns: parsed.resolution_ns.max(1),
+        exact,
+        bounded,
+        assumed,
+        not_recorded,
+        notes: parsed.notes.clone(),
+    };
+    let run = RunResult {
+        schema: SCHEMA.to_string(),
+        tool: ToolInfo { name: "rtlab".into(), version: env!("CARGO_PKG_VERSION").into(), commit: None },
+        command_line: Vec::new(),
+        label,
+        start_time: parsed.start_time.clone().unwrap_or_default(),
+        end_time: parsed.end_time.clone().unwrap_or_default(),
+        duration_s,
+        interrupted: false,
+        simulated: false,
+        realtime: RealtimeStatus {
+            // The sources are real-time tools; what they ran with is theirs to record.
+            real_time_results: true,
+            policy,
+            priority,
+            memory_locked: false,
+            dma_latency_held: false,
+            timer_slack_ns: None,
+            notes: vec![format!("imported from {}: the real-time set-up is as the source tool ran it", format.name())],
+        },
+        host,
+        experiment: Experiment {
+            probes,
+            interval_ns,
+            policy,
+            priority,
+            cpus,
+            duration_ns: parsed.duration_s.map(|s| (s * 1e9) as u64),
+            samples_per_cpu: None,
+            warmup_samples: 0,
+            histogram_max_ns: histogram_max_ns.max(0) as u64,
+            raw: false,
+            dma_latency: false,
+            loads: vec![IMPORTED_SCENARIO.to_string()],
+            presets: BTreeMap::new(),
+            load_cpus: None,
+            settle_ns: 0,
+            probe_settings: ProbeSettings::default(),
+        },
+        scenarios: vec![Scenario {
+            name: IMPORTED_SCENARIO.to_string(),
+            loads: Vec::new(),
+            load_failure: None,
+            settle_s: 0.0,
+            duration_s,
+            interrupted: false,
+            activity: None,
+        }],
+        measurements,
+        warnings: Vec::new(),
+        resources: Resources { peak_rss_kib: None },
+        verdict: None,
+        imported: Some(info),
+    };
+    run.check()?;
+    Ok(run)
+}
+
+/// The histogram and exact moments of one series. Overflowed samples (beyond the last
+/// bucket) are recorded at the overflow bound, the largest at the source's exact max when
+/// it recorded one: a lower bound, never an invented value.
+fn record_series(series: &Series) -> Result<(LatencyHistogram, Moments), String> {
+    let what = format!("{} {}", series.metric, series.thread);
+    let mut moments = Moments::new();
+    let histogram = match &series.data {
+        SeriesData::Samples(values) => {
+            if values.len() as u64 > MAX_TOTAL_COUNT {
+                return Err(format!("{what}: more than {MAX_TOTAL_COUNT} samples"));
+            }
+            let max = values.iter().copied().max().unwrap_or(0);
+            check_value(&what, max)?;
+            check_value(&what, values.iter().copied().min().unwrap_or(0))?;
+            let mut h = LatencyHistogram::new(ceiling(max)).map_err(|e| e.to_string())?;
+            for &v in values {
+                h.record(v);
+                moments.record(v);
+            }
+            h
+        }
+        SeriesData::Histogram(source) => {
+            if source.width_ns == 0 {
+                return Err(format!("{what}: histogram bucket width is 0"));
+            }
+            let mut total: u64 = source.overflows;
+            let mut top = source.max_ns.unwrap_or(0).max(source.overflow_from_ns);
+            for &(lower, count) in &source.buckets {
+                check_value(&what, lower)?;
+                total = total
+                    .checked_add(count)
+                    .filter(|&t| t <= MAX_TOTAL_COUNT)
+                    .ok_or_else(|| format!("{what}: more than {MAX_TOTAL_COUNT} samples (a count is out of range)"))?;
+                if count > 0 {
+                    top = top.max(lower);
+                }
+            }
+            if total > MAX_TOTAL_COUNT {
+                return Err(format!("{what}: more than {MAX_TOTAL_COUNT} samples"));
+            }
+            for v in [source.min_ns, source.max_ns].into_iter().flatten() {
+                check_value(&what, v)?;
+            }
+            check_value(&what, source.overflow_from_ns)?;
+            let mut h = LatencyHistogram::resolving(ceiling(top), source.width_ns).map_err(|e| e.to_string())?;
+            for &(lower, count) in &source.buckets {
+                h.record_n(lower, count);
+                moments.record_n(lower, count);
+            }
+            if source.overflows > 0 {
+                let largest = source.max_ns.filter(|&m| m >= source.overflow_from_ns);
+                let at_bound = source.overflows - u64::from(largest.is_some());
+                h.record_n(source.overflow_from_ns, at_bound);
+                moments.record_n(source.overflow_from_ns, at_bound);
+                if let Some(m) = largest {
+                    h.record(m);
+                    moments.record(m);
+                }
+            }
+            if let Some(expected) = source.count {
+                if expected != moments.count {
+                    return Err(format!(
+                        "{what}: the buckets hold {} samples but the source's total says {expected}",
+                        moments.count
+                    ));
+                }
+            }
+            h
+        }
+        SeriesData::SummaryOnly { min_ns, max_ns, .. } => {
+            check_value(&what, *min_ns)?;
+            check_value(&what, *max_ns)?;
+            LatencyHistogram::new(ceiling(*max_ns)).map_err(|e| e.to_string())?
+        }
+    };
+    Ok((histogram, moments))
+}
+
+fn check_value(what: &str, value: i64) -> Result<(), String> {
+    if value.abs() > MAX_VALUE_NS {
+        return Err(format!("{what}: value {value} ns is out of range (more than 1000 s)"));
+    }
+    Ok(())
+}
+
+/// Histogram ceiling for a largest value: the default 10 s, or more when needed.
+fn ceiling(max_ns: i64) -> u64 {
+    rtlab_analysis::DEFAULT_MAX_NS.max(max_ns.max(0) as u64 + 1)
+}
+
+fn file_stem(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("imported")
+        .to_string()
+}
+
+/// The host part of run.json: what the source recorded, the rest empty.
+fn source_host(source: &SourceHost, cpus: &[usize]) -> rtlab_sys::sysinfo::SystemInfo {
+    use rtlab_sys::sysinfo::*;
+    SystemInfo {
+        hostname: source.hostname.clone().unwrap_or_default(),
+        kernel_release: source.kernel_release.clone().unwrap_or_default(),
+        kernel_version: source.kernel_version.clone().unwrap_or_default(),
+        machine: source.machine.clone().unwrap_or_default(),
+        preemption_model: source
+            .kernel_version
+            .as_deref()
+            .map(preemption_from_uname_version)
+            .unwrap_or(PreemptionModel::Unknown),
+        preemption_dynamic_mode: None,
+        preemption_evidence: if source.kernel_version.is_some() {
+            vec!["uname -v recorded by the source".into()]
+        } else {
+            Vec::new()
+        },
+        kernel_cmdline: String::new(),
+        isolated_cpus: Vec::new(),
+        nohz_full_cpus: Vec::new(),
+        cpu_model: String::new(),
+        online_cpus: match source.cpu_count {
+            Some(n) => (0..n).collect(),
+            None => cpus.to_vec(),
+        },
+        smt_sibling_groups: Vec::new(),
+        frequency_governors: Vec::new(),
+        clocksource: None,
+        virtualization: Virtualization { guest: false, hypervisor: None, evidence: Vec::new() },
+        rt_throttling: RtThrottling { period_us: None, runtime_us: None },
+        privileges: rtlab_sys::privileges::Privileges {
+            euid: 0,
+            cap_sys_nice: false,
+            cap_ipc_lock: false,
+            rtprio_limit: 0,
+            memlock_limit_bytes: None,
+        },
+    }
+}
+
+/// The preemption model a `uname -v` string names ("PREEMPT_RT", "PREEMPT_DYNAMIC", ...).
+fn preemption_from_uname_version(version: &str) -> rtlab_sys::sysinfo::PreemptionModel {
+    use rtlab_sys::sysinfo::PreemptionModel;
+    let words: Vec<&str> = version.split_whitespace().collect();
+    if words.contains(&"PREEMPT_RT") {
+        PreemptionModel::PreemptRt
+    } else if words.contains(&"PREEMPT_DYNAMIC") {
+        PreemptionModel::PreemptDynamic
+    } else if words.contains(&"PREEMPT") {
+        PreemptionModel::Preempt
+    } else {
+        PreemptionModel::Unknown
+    }
+}
