@@ -237,7 +237,7 @@ pub fn import(format: ImportFormat, files: &[SourceFile], options: &ImportOption
 }
 
 /// Lines of a text file, numbered from 1, or the line where it stops being UTF-8.
-pub fn text_lines<'a>(file: &'a SourceFile) -> Result<Vec<(usize, &'a str)>, ImportError> {
+pub fn text_lines(file: &SourceFile) -> Result<Vec<(usize, &str)>, ImportError> {
     let text = std::str::from_utf8(&file.bytes).map_err(|e| {
         let line = file.bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
         ImportError::at(&file.path, line, "not UTF-8 text")
