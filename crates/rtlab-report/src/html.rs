@@ -154,21 +154,45 @@ fn header(page: &mut String, set: &ReportSet, title: &str) {
     for sourced in &set.runs {
         let run = &sourced.run;
         let host = &run.host;
-        let _ = writeln!(
-            page,
-            "<li><strong>{}</strong>: {} · kernel {} ({}) · {} · {} to {} ({:.0} s measured) · scenarios {}</li>",
-            escape(&run.label),
-            escape(&host.hostname),
-            escape(&host.kernel_release),
-            escape(&crate::host::preemption_name(host)),
-            escape(&host.cpu_model),
-            escape(&short_time(&run.start_time)),
-            escape(&short_time(&run.end_time)),
-            run.duration_s,
-            escape(&run.scenarios.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "))
-        );
+        // Imported runs leave what their source did not record empty: show only what is known.
+        let mut parts: Vec<String> = Vec::new();
+        if !host.hostname.is_empty() {
+            parts.push(host.hostname.clone());
+        }
+        if !host.kernel_release.is_empty() {
+            parts.push(format!("kernel {} ({})", host.kernel_release, crate::host::preemption_name(host)));
+        }
+        if !host.cpu_model.is_empty() {
+            parts.push(host.cpu_model.clone());
+        }
+        if !run.start_time.is_empty() {
+            parts.push(format!(
+                "{} to {} ({:.0} s measured)",
+                short_time(&run.start_time),
+                short_time(&run.end_time),
+                run.duration_s
+            ));
+        }
+        parts.push(format!(
+            "scenarios {}",
+            run.scenarios.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+        let _ = writeln!(page, "<li><strong>{}</strong>: {}</li>", escape(&run.label), escape(&parts.join(" · ")));
     }
-    page.push_str("</ul>\n</header>\n");
+    page.push_str("</ul>\n");
+    for sourced in &set.runs {
+        if let Some(info) = &sourced.run.imported {
+            let _ = writeln!(
+                page,
+                "<div class=\"imported\"><p><strong>{}</strong>: {}</p>",
+                escape(&sourced.run.label),
+                escape(&info.source_line())
+            );
+            list(page, "notes", &info.describe().iter().collect::<Vec<_>>());
+            page.push_str("</div>\n");
+        }
+    }
+    page.push_str("</header>\n");
 }
 
 /// Id of the verdict's table among [`tables::report_tables`]: shown in the verdict box.

@@ -61,6 +61,14 @@ impl ReportExporter for MarkdownReport {
                 let _ = writeln!(out, "- {w}");
             }
         }
+        for sourced in set.runs.iter().filter(|r| r.run.imported.is_some()) {
+            if let Some(info) = &sourced.run.imported {
+                let _ = writeln!(out, "\n## Run {}: {}\n", cell(&sourced.run.label), cell(&info.source_line()));
+                for line in info.describe() {
+                    let _ = writeln!(out, "- {}", cell(&line));
+                }
+            }
+        }
         out.push_str("\n## Configurations\n\n");
         for c in &set.configurations() {
             let host = &c.run.host;

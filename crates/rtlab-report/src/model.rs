@@ -237,6 +237,47 @@ pub struct Measurement {
     pub sequence_ns: Option<Vec<i64>>,
 }
 
+impl ImportInfo {
+    /// One line naming the source: "imported from cyclictest (cyclictest-histogram): a.hist".
+    pub fn source_line(&self) -> String {
+        let tool = self.source_tool.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
+        format!("imported from {} ({}{tool}): {}", self.from, self.layouts.join(" + "), self.files.join(", "))
+    }
+
+    /// What a reader must know to trust the figures of an imported run, one sentence each:
+    /// which statistics are exact, which bounded by the bucket width, what was assumed and
+    /// what the source did not record.
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let resolution = if self.resolution_ns >= 1000 && self.resolution_ns % 1000 == 0 {
+            format!("{} µs", self.resolution_ns / 1000)
+        } else {
+            format!("{} ns", self.resolution_ns)
+        };
+        if !self.exact.is_empty() {
+            lines.push(format!("Exact (at the source's resolution of {resolution}): {}.", self.exact.join(", ")));
+        }
+        if !self.bounded.is_empty() {
+            let width =
+                self.bucket_ns.map_or_else(|| "bucket".to_string(), |w| crate::terminal::format_period(w as i64));
+            lines.push(format!(
+                "Bounded by the source's {width} histogram buckets (the true value lies between the figure shown and \
+                 {width} above it): {}.",
+                self.bounded.join(", ")
+            ));
+        }
+        for a in &self.assumed {
+            lines.push(format!("Assumed: {a}."));
+        }
+        if !self.not_recorded.is_empty() {
+            lines.push(format!("Not recorded by the source (left empty): {}.", self.not_recorded.join(", ")));
+        }
+        lines.extend(self.notes.iter().cloned());
+        lines.iter_mut().for_each(|l| *l = l.replace("..", "."));
+        lines
+    }
+}
+
 fn one_second() -> u64 {
     1
 }
