@@ -249,7 +249,7 @@ impl ImportInfo {
     /// what the source did not record.
     pub fn describe(&self) -> Vec<String> {
         let mut lines = Vec::new();
-        let resolution = if self.resolution_ns >= 1000 && self.resolution_ns % 1000 == 0 {
+        let resolution = if self.resolution_ns >= 1000 && self.resolution_ns.is_multiple_of(1000) {
             format!("{} µs", self.resolution_ns / 1000)
         } else {
             format!("{} ns", self.resolution_ns)
