@@ -104,18 +104,22 @@ fn header_comments(selected: &Selected, start_known: bool, threads: &[(String, L
         "[Values in ns; Interval_Max in ms (max ns / MaxValueDivisor 1e6)]".to_string(),
         "[Untagged interval: all threads combined; Tag=cpuN: the thread on CPU N]".to_string(),
     ];
+    if threads.iter().any(|(tag, _)| tag.contains('-')) {
+        lines.push("[Tag=cpuN-THREAD: one of several threads of the metric on CPU N]".to_string());
+    }
     if !start_known {
         lines.push(format!(
             "[run.json records no start time ({:?}): timestamps are offsets from an unknown start]",
             run.start_time
         ));
     }
-    let clamped: u64 = threads.iter().map(|(_, h)| h.below_zero()).sum();
+    // Saturating: the counts come from the file.
+    let clamped = threads.iter().fold(0u64, |n, (_, h)| n.saturating_add(h.below_zero()));
     if clamped > 0 {
         lines
             .push(format!("[{clamped} samples below 0 ns are recorded as 0 (HDR histograms hold no negative values)]"));
     }
-    let capped: u64 = threads.iter().map(|(_, h)| h.above_max()).sum();
+    let capped = threads.iter().fold(0u64, |n, (_, h)| n.saturating_add(h.above_max()));
     if capped > 0 {
         lines.push(format!("[{capped} samples above the histogram's ceiling are recorded at the ceiling]"));
     }

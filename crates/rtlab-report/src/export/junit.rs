@@ -176,7 +176,7 @@ impl Suite<'_> {
             let h = &run.host;
             out.push(("host", h.hostname.clone()));
             out.push(("kernel", h.kernel_release.clone()));
-            let model = serde_json::to_value(&h.preemption_model).ok();
+            let model = serde_json::to_value(h.preemption_model).ok();
             out.push(("preemption", model.as_ref().and_then(|m| m.as_str()).unwrap_or("unknown").to_string()));
             out.push(("machine", h.machine.clone()));
             out.push(("cpu_model", h.cpu_model.clone()));
@@ -201,9 +201,9 @@ impl Suite<'_> {
 
 fn write_case(xml: &mut String, classname: &str, check: &Check) {
     let name = format!("{} · {}", check.requirement.text, check.scenario);
-    let _ = write!(
+    let _ = writeln!(
         xml,
-        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\">\n",
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\">",
         attribute(&name),
         attribute(classname),
         seconds(finite(check.duration_s))

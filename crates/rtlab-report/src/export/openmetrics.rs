@@ -13,7 +13,7 @@
 //! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_measured_seconds`,
 //!   `rtlab_requirement_bound_seconds` per requirement and configuration, and `rtlab_verdict_met`.
 
-use crate::model::{Measurement, RunResult};
+use crate::model::Measurement;
 use crate::report_set::{ReportExporter, ReportSet};
 use crate::verdict::Verdict;
 use crate::ReportError;
@@ -191,7 +191,11 @@ pub fn cumulative_count(histogram: &LatencyHistogram, m: &Measurement, rung: i64
         (Some(min), Some(_)) if rung < min => 0,
         (Some(_), Some(_)) => {
             let rung = rung.max(0).unsigned_abs();
-            histogram.buckets().filter(|&(highest, _)| highest <= rung).map(|(_, count)| count).sum()
+            // Saturating: the counts come from a file.
+            histogram
+                .buckets()
+                .filter(|&(highest, _)| highest <= rung)
+                .fold(0u64, |n, (_, count)| n.saturating_add(count))
         }
         _ => 0,
     }
@@ -229,10 +233,10 @@ fn write_scenarios(out: &mut String, set: &ReportSet) {
 fn write_verdict(out: &mut String, set: &ReportSet, verdict: &Verdict) {
     // Checks name their run by label; a comparison of runs sharing a label cannot tell
     // them apart, so the first such run's name stands for all.
+    let names = run_names(set);
     let run_name = |label: &str| {
-        let runs: Vec<&RunResult> = set.runs.iter().map(|r| &r.run).collect();
-        let names = run_names(set);
-        runs.iter().position(|r| r.label == label).and_then(|i| names.get(i).cloned()).unwrap_or(label.to_string())
+        let index = set.runs.iter().position(|r| r.run.label == label);
+        index.and_then(|i| names.get(i).cloned()).unwrap_or_else(|| label.to_string())
     };
     let mut seen = HashSet::new();
     let checks: Vec<(String, &crate::verdict::Check)> = verdict
