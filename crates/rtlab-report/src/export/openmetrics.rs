@@ -1,14 +1,346 @@
-//! openmetrics export (stub: filled in by its author).
+//! `--format openmetrics`: the runs' summaries and histogram buckets as an OpenMetrics text
+//! exposition (1.0.0), which is also valid Prometheus text format 0.0.4 (docs/export/openmetrics.md).
+//! Written for the node_exporter textfile collector, a Pushgateway, or any OpenMetrics parser.
+//!
+//! Every measurement (run × scenario × metric × thread) is one series, labelled `run`,
+//! `scenario`, `metric`, `cpu` and `thread`, in seconds (the OpenMetrics base unit):
+//! - `rtlab_sample_seconds` (summary): the report's percentiles as quantiles, exact
+//!   `_count` and `_sum`;
+//! - `rtlab_sample_min_seconds`, `_max_`, `_mean_` (gauges): exact;
+//! - `rtlab_sample_histogram_seconds` (histogram): cumulative buckets on a fixed 1-2-5
+//!   ladder from 100 ns up to the first rung above the largest sample, and `+Inf`;
+//! - `rtlab_scenario_duration_seconds` (gauge): each scenario's measuring time;
+//! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_measured_seconds`,
+//!   `rtlab_requirement_bound_seconds` per requirement and configuration, and `rtlab_verdict_met`.
 
+use crate::model::Measurement;
 use crate::report_set::{ReportExporter, ReportSet};
+use crate::verdict::Verdict;
 use crate::ReportError;
+use rtlab_analysis::LatencyHistogram;
+use std::collections::HashSet;
+use std::fmt::Write;
 
-/// Stub.
+/// The OpenMetrics exposition of every run of the set.
 #[derive(Debug, Clone, Default)]
 pub struct OpenMetrics;
 
+/// The smallest bucket boundary: 100 ns (context switches and IPC wake-ups are sub-µs).
+const FIRST_RUNG_NS: i64 = 100;
+
 impl ReportExporter for OpenMetrics {
-    fn render(&self, _set: &ReportSet) -> Result<String, ReportError> {
-        Err(ReportError::Encode("OpenMetrics is not written yet".into()))
+    fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
+        let series = all_series(set)?;
+        let ladder = bucket_ladder(series.iter().filter_map(|s| s.measurement.moments.max()).max());
+        let mut out = String::new();
+        write_summaries(&mut out, &series);
+        for (statistic, help) in [
+            ("min", "Smallest sample of the series (exact)."),
+            ("max", "Largest sample of the series (exact)."),
+            ("mean", "Mean of the series' samples (exact sum / count)."),
+        ] {
+            write_extreme(&mut out, &series, statistic, help);
+        }
+        write_histograms(&mut out, &series, &ladder);
+        write_scenarios(&mut out, set);
+        if let Some(verdict) = set.effective_verdict() {
+            write_verdict(&mut out, set, &verdict);
+        }
+        out.push_str("# EOF\n");
+        Ok(out)
+    }
+}
+
+/// One measurement with its rendered label set (without `quantile`/`le`).
+struct Series<'a> {
+    labels: String,
+    measurement: &'a Measurement,
+    histogram: LatencyHistogram,
+}
+
+fn all_series(set: &ReportSet) -> Result<Vec<Series<'_>>, ReportError> {
+    let names = run_names(set);
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (sourced, run_name) in set.runs.iter().zip(&names) {
+        for m in &sourced.run.measurements {
+            let labels = label_set(&[
+                ("run", run_name),
+                ("scenario", &m.scenario),
+                ("metric", &m.metric),
+                ("cpu", &m.cpu.to_string()),
+                ("thread", &m.thread),
+            ]);
+            if !seen.insert(labels.clone()) {
+                return Err(ReportError::Invalid {
+                    path: sourced.source.clone(),
+                    reason: format!(
+                        "two measurements of {} in scenario {:?} on CPU {} share the thread name {:?}",
+                        m.metric, m.scenario, m.cpu, m.thread
+                    ),
+                });
+            }
+            out.push(Series { labels, measurement: m, histogram: LatencyHistogram::decode(&m.histogram)? });
+        }
+    }
+    Ok(out)
+}
+
+/// The `run` label of each run: its label, numbered "#2", "#3"... when runs share one, so
+/// that no two series of a comparison collide.
+fn run_names(set: &ReportSet) -> Vec<String> {
+    let labels: Vec<&str> = set.runs.iter().map(|r| r.run.label.as_str()).collect();
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let before = labels[..i].iter().filter(|l| *l == label).count();
+            if before == 0 {
+                label.to_string()
+            } else {
+                format!("{label} #{}", before + 1)
+            }
+        })
+        .collect()
+}
+
+fn family(out: &mut String, name: &str, kind: &str, unit: Option<&str>, help: &str) {
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+    if let Some(unit) = unit {
+        let _ = writeln!(out, "# UNIT {name} {unit}");
+    }
+    let _ = writeln!(out, "# HELP {name} {help}");
+}
+
+fn write_summaries(out: &mut String, series: &[Series]) {
+    let name = "rtlab_sample_seconds";
+    family(
+        out,
+        name,
+        "summary",
+        Some("seconds"),
+        "Samples of an rtlab metric (label metric) on one thread: the report's percentiles from its HDR histogram \
+         (within 0.1 %), exact count and sum.",
+    );
+    for s in series {
+        let m = s.measurement;
+        if let Some(summary) = m.summary.as_ref().filter(|_| m.count > 0) {
+            for ((_, quantile), (_, value)) in rtlab_analysis::SUMMARY_PERCENTILES.iter().zip(summary.percentiles()) {
+                // OpenMetrics quantile values are never negative: a signed metric's
+                // quantiles below 0 are left out (min and mean still show them).
+                if value >= 0 {
+                    let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
+                }
+            }
+        }
+        let _ = writeln!(out, "{name}_count{{{}}} {}", s.labels, m.count);
+        // `_sum` is a counter: a negative one (a signed metric) is left out.
+        if m.moments.sum >= 0 {
+            let _ = writeln!(out, "{name}_sum{{{}}} {}", s.labels, seconds(m.moments.sum));
+        }
+    }
+}
+
+fn write_extreme(out: &mut String, series: &[Series], statistic: &str, help: &str) {
+    let name = format!("rtlab_sample_{statistic}_seconds");
+    family(out, &name, "gauge", Some("seconds"), help);
+    for s in series {
+        let moments = &s.measurement.moments;
+        let value = match statistic {
+            "min" => moments.min().map(|v| seconds(v.into())),
+            "max" => moments.max().map(|v| seconds(v.into())),
+            _ => moments.mean().map(|ns| float(ns / 1e9)),
+        };
+        if let Some(value) = value {
+            let _ = writeln!(out, "{name}{{{}}} {value}", s.labels);
+        }
+    }
+}
+
+fn write_histograms(out: &mut String, series: &[Series], ladder: &[i64]) {
+    let name = "rtlab_sample_histogram_seconds";
+    family(
+        out,
+        name,
+        "histogram",
+        Some("seconds"),
+        "Samples of an rtlab metric on one thread, cumulative on a 1-2-5 ladder: a sample within 0.1 % below a \
+         boundary may be counted in the next bucket (HDR histogram precision).",
+    );
+    for s in series {
+        let m = s.measurement;
+        for &rung in ladder {
+            let at_or_below = cumulative_count(&s.histogram, m, rung);
+            let _ = writeln!(out, "{name}_bucket{{{},le=\"{}\"}} {at_or_below}", s.labels, seconds(rung.into()));
+        }
+        let _ = writeln!(out, "{name}_bucket{{{},le=\"+Inf\"}} {}", s.labels, m.count);
+        // OpenMetrics: `_count` only with `_sum`, and `_sum` never negative.
+        if m.moments.sum >= 0 {
+            let _ = writeln!(out, "{name}_count{{{}}} {}", s.labels, m.count);
+            let _ = writeln!(out, "{name}_sum{{{}}} {}", s.labels, seconds(m.moments.sum));
+        }
+    }
+}
+
+/// Samples at or below `rung` ns: all of them from the exact max up, none below the exact
+/// min; between, the HDR buckets whose whole range is at or below the rung (a bucket that
+/// straddles it counts above: never more samples below a boundary than there were).
+pub fn cumulative_count(histogram: &LatencyHistogram, m: &Measurement, rung: i64) -> u64 {
+    match (m.moments.min(), m.moments.max()) {
+        (Some(_), Some(max)) if rung >= max => m.count,
+        (Some(min), Some(_)) if rung < min => 0,
+        (Some(_), Some(_)) => {
+            let rung = rung.max(0).unsigned_abs();
+            // Saturating: the counts come from a file.
+            histogram
+                .buckets()
+                .filter(|&(highest, _)| highest <= rung)
+                .fold(0u64, |n, (_, count)| n.saturating_add(count))
+        }
+        _ => 0,
+    }
+}
+
+/// 100 ns, 200 ns, 500 ns, 1 µs, ... up to the first rung at or above `max_ns`.
+pub fn bucket_ladder(max_ns: Option<i64>) -> Vec<i64> {
+    let top = max_ns.unwrap_or(0);
+    let mut ladder = Vec::new();
+    let mut decade = FIRST_RUNG_NS;
+    loop {
+        for step in [1, 2, 5] {
+            let Some(rung) = decade.checked_mul(step) else { return ladder };
+            ladder.push(rung);
+            if rung >= top {
+                return ladder;
+            }
+        }
+        let Some(next) = decade.checked_mul(10) else { return ladder };
+        decade = next;
+    }
+}
+
+fn write_scenarios(out: &mut String, set: &ReportSet) {
+    let name = "rtlab_scenario_duration_seconds";
+    family(out, name, "gauge", Some("seconds"), "Time the scenario spent measuring.");
+    for (sourced, run_name) in set.runs.iter().zip(run_names(set)) {
+        for s in &sourced.run.scenarios {
+            let labels = label_set(&[("run", &run_name), ("scenario", &s.name)]);
+            let _ = writeln!(out, "{name}{{{labels}}} {}", float(s.duration_s));
+        }
+    }
+}
+
+fn write_verdict(out: &mut String, set: &ReportSet, verdict: &Verdict) {
+    // Checks name their run by label; a comparison of runs sharing a label cannot tell
+    // them apart, so the first such run's name stands for all.
+    let names = run_names(set);
+    let run_name = |label: &str| {
+        let index = set.runs.iter().position(|r| r.run.label == label);
+        index.and_then(|i| names.get(i).cloned()).unwrap_or_else(|| label.to_string())
+    };
+    let mut seen = HashSet::new();
+    let checks: Vec<(String, &crate::verdict::Check)> = verdict
+        .checks
+        .iter()
+        .map(|c| {
+            let labels = label_set(&[
+                ("run", &run_name(&c.run_label)),
+                ("scenario", &c.scenario),
+                ("requirement", &c.requirement.text),
+            ]);
+            (labels, c)
+        })
+        // The same requirement given twice is the same series.
+        .filter(|(labels, _)| seen.insert(labels.clone()))
+        .collect();
+
+    let name = "rtlab_requirement_met";
+    family(out, name, "gauge", None, "1 when the requirement was met in the configuration, else 0.");
+    for (labels, c) in &checks {
+        let _ = writeln!(out, "{name}{{{labels}}} {}", u8::from(c.met));
+    }
+    let name = "rtlab_requirement_measured_seconds";
+    family(out, name, "gauge", Some("seconds"), "The statistic the requirement bounds, as measured.");
+    for (labels, c) in &checks {
+        if let Some(measured) = c.measured_ns {
+            let _ = writeln!(out, "{name}{{{labels}}} {}", seconds(measured.into()));
+        }
+    }
+    let name = "rtlab_requirement_bound_seconds";
+    family(out, name, "gauge", Some("seconds"), "The requirement's bound: met when the statistic is below it.");
+    for (labels, c) in &checks {
+        let _ = writeln!(out, "{name}{{{labels}}} {}", seconds(c.requirement.bound_ns.into()));
+    }
+    let name = "rtlab_verdict_met";
+    family(out, name, "gauge", None, "1 when every requirement was met in every configuration, else 0.");
+    let _ = writeln!(out, "{name} {}", u8::from(verdict.met));
+}
+
+/// `name="value",...` with the values escaped.
+fn label_set(pairs: &[(&str, &str)]) -> String {
+    pairs.iter().map(|(name, value)| format!("{name}=\"{}\"", escape_label(value))).collect::<Vec<_>>().join(",")
+}
+
+/// Label value escaping of both formats: backslash, double quote, line feed.
+pub fn escape_label(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// ns as seconds, exactly: "0.000002863", "2.5", "0".
+pub fn seconds(ns: i128) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let abs = ns.unsigned_abs();
+    let (whole, fraction) = (abs / 1_000_000_000, abs % 1_000_000_000);
+    if fraction == 0 {
+        return format!("{sign}{whole}");
+    }
+    let digits = format!("{fraction:09}");
+    format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
+}
+
+/// A float value as both formats read it (a hand-edited run.json can hold anything).
+fn float(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_exact_decimals() {
+        assert_eq!(seconds(2_863), "0.000002863");
+        assert_eq!(seconds(2_500_000_000), "2.5");
+        assert_eq!(seconds(0), "0");
+        assert_eq!(seconds(-1_500), "-0.0000015");
+        assert_eq!(seconds(100), "0.0000001");
+    }
+
+    #[test]
+    fn the_ladder_ends_at_the_first_rung_at_or_above_the_max() {
+        assert_eq!(bucket_ladder(None), vec![100]);
+        assert_eq!(bucket_ladder(Some(1_000)), vec![100, 200, 500, 1_000]);
+        assert_eq!(bucket_ladder(Some(1_001)), vec![100, 200, 500, 1_000, 2_000]);
+        assert_eq!(bucket_ladder(Some(i64::MAX)).last(), Some(&5_000_000_000_000_000_000));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape_label("a\\b\"c\nd µs"), "a\\\\b\\\"c\\nd µs");
     }
 }
