@@ -46,6 +46,10 @@ pub enum ReportError {
     },
     #[error("{path}: not a valid rtlab result: {reason}")]
     Invalid { path: String, reason: String },
+    /// An output cannot be made from these runs as asked (ambiguous selection, a JUnit
+    /// report without requirements): exit 2.
+    #[error("{what}: {reason}")]
+    Usage { what: String, reason: String },
     #[error(transparent)]
     Analysis(#[from] rtlab_analysis::AnalysisError),
     #[error(transparent)]

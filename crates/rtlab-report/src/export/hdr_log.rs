@@ -41,7 +41,7 @@ impl ReportExporter for HdrLog {
 
 fn write_log(selected: &Selected) -> Result<String, ReportError> {
     let run = selected.run;
-    let invalid = |reason: String| ReportError::Invalid { path: "--format hdr-log".into(), reason };
+    let invalid = |reason: String| ReportError::Usage { what: "--format hdr-log".into(), reason };
     let scenario = run
         .scenario(&selected.scenario)
         .ok_or_else(|| invalid(format!("no scenario {:?} in the run", selected.scenario)))?;

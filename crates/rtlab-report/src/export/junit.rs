@@ -24,8 +24,8 @@ impl ReportExporter for JunitReport {
     fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
         match set.effective_verdict() {
             Some(verdict) if !verdict.checks.is_empty() => Ok(render_verdict(set, &verdict)),
-            _ => Err(ReportError::Invalid {
-                path: "--format junit".into(),
+            _ => Err(ReportError::Usage {
+                what: "--format junit".into(),
                 reason: "junit needs requirements: give --require EXPR (e.g. --require \"timer max < 500us\"), \
                          or report a run saved with a verdict (rtlab run --require)"
                     .into(),

@@ -40,7 +40,7 @@ impl Selection {
     /// The measurements a single-metric format exports, or a usage error naming the
     /// choices when the set is ambiguous (several runs, scenarios or metrics).
     pub fn select<'a>(&self, set: &'a ReportSet, format: &str) -> Result<Selected<'a>, ReportError> {
-        let invalid = |reason: String| ReportError::Invalid { path: format!("--format {format}"), reason };
+        let invalid = |reason: String| ReportError::Usage { what: format!("--format {format}"), reason };
         let [sourced] = &set.runs[..] else {
             return Err(invalid(format!("describes one run; {} were given", set.runs.len())));
         };
