@@ -605,77 +605,115 @@ fn truncations_never_panic() {
         let bytes = fixture(name).bytes;
         let cuts: Vec<usize> = (0..bytes.len()).filter(|&i| i % 7 == 0 || bytes[i] == b'\n').collect();
         for cut in cuts {
-            must_not_panic(bytes[..cut].to_vec(), &format!("{name} cut at {cut}"), cut % 50 == 0);
+            must_not_panic(bytes[..cut].to_vec(), &format!("{name} cut at {cut}"), cut.is_multiple_of(50));
         }
     }
 }
 
-#[test]
-fn mutations_and_garbage_never_panic() {
-    const INSERTS: [&[u8]; 12] = [
-        b"99999999999999999999999",
-        b"18446744073709551615",
-        b"-9223372036854775808",
-        b"1e308",
-        b"\xff\xfe",
-        b"\n",
-        b"\t",
-        b":",
-        b"# Histogram\n",
-        b"# Thread 0: 00001 # 99999 others\n",
-        b"{\"thread\":{\"0\":{\"cycles\":1}}}",
-        b"\"histogram\": {\"0\": 18446744073709551615},",
-    ];
-    let mut rng = XorShift(0x5eed_cafe_f00d_0001);
-    for name in FIXTURES {
-        let original = fixture(name).bytes;
-        for round in 0..300 {
-            let mut bytes = original.clone();
-            for _ in 0..=rng.below(4) {
-                let at = rng.below(bytes.len() + 1);
-                match rng.below(5) {
-                    0 if !bytes.is_empty() => {
-                        let i = at.min(bytes.len() - 1);
-                        bytes[i] = rng.next() as u8;
-                    }
-                    1 => {
-                        let end = (at + rng.below(40)).min(bytes.len());
-                        bytes.drain(at..end);
-                    }
-                    2 => {
-                        let insert = INSERTS[rng.below(INSERTS.len())];
-                        bytes.splice(at..at, insert.iter().copied());
-                    }
-                    3 => {
-                        // A digit changed: numbers grow, footers disagree.
-                        if let Some(i) = (at..bytes.len()).find(|&i| bytes[i].is_ascii_digit()) {
-                            bytes[i] = b'0' + rng.below(10) as u8;
-                        }
-                    }
-                    _ => {
-                        // A line repeated.
-                        let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-                        let end = bytes[at..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |p| at + p + 1);
-                        let line = bytes[start..end].to_vec();
-                        bytes.splice(start..start, line);
-                    }
+const INSERTS: [&[u8]; 12] = [
+    b"99999999999999999999999",
+    b"18446744073709551615",
+    b"-9223372036854775808",
+    b"1e308",
+    b"\xff\xfe",
+    b"\n",
+    b"\t",
+    b":",
+    b"# Histogram\n",
+    b"# Thread 0: 00001 # 99999 others\n",
+    b"{\"thread\":{\"0\":{\"cycles\":1}}}",
+    b"\"histogram\": {\"0\": 18446744073709551615},",
+];
+
+/// One to five edits of `bytes`: a byte replaced, a stretch cut, a hostile string
+/// inserted, a digit changed (numbers grow, footers disagree), a line repeated.
+fn mutate(rng: &mut XorShift, bytes: &mut Vec<u8>) {
+    for _ in 0..=rng.below(4) {
+        let at = rng.below(bytes.len() + 1);
+        match rng.below(5) {
+            0 if !bytes.is_empty() => {
+                let i = at.min(bytes.len() - 1);
+                bytes[i] = rng.next() as u8;
+            }
+            1 => {
+                let end = (at + rng.below(40)).min(bytes.len());
+                bytes.drain(at..end);
+            }
+            2 => {
+                let insert = INSERTS[rng.below(INSERTS.len())];
+                bytes.splice(at..at, insert.iter().copied());
+            }
+            3 => {
+                if let Some(i) = (at..bytes.len()).find(|&i| bytes[i].is_ascii_digit()) {
+                    bytes[i] = b'0' + rng.below(10) as u8;
                 }
             }
-            must_not_panic(
-                bytes,
-                &format!("{name} mutation round {round} (seed 0x5eed_cafe_f00d_0001)"),
-                round % 10 == 0,
-            );
+            _ => {
+                let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+                let end = bytes[at..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |p| at + p + 1);
+                let line = bytes[start..end].to_vec();
+                bytes.splice(start..start, line);
+            }
+        }
+    }
+}
+
+/// Random bytes; a third of them from cyclictest's alphabet (digits, colons, '#',
+/// whitespace, JSON braces), garbage that gets further into the parsers.
+fn garbage(rng: &mut XorShift, round: usize) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"0123456789:# \t\n{}\"";
+    let len = rng.below(300);
+    let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+    if round.is_multiple_of(3) {
+        bytes.iter_mut().for_each(|b| *b = ALPHABET[*b as usize % ALPHABET.len()]);
+    }
+    bytes
+}
+
+/// 300 mutations of each fixture and 2000 pieces of garbage (seeded, so a failure
+/// reproduces). `RTLAB_FUZZ_SECONDS=600` keeps going that long with fresh seeds:
+/// `RTLAB_FUZZ_SECONDS=600 cargo test -p rtlab-report --test import_cyclictest mutations -- --nocapture`.
+#[test]
+fn mutations_and_garbage_never_panic() {
+    let seed = 0x5eed_cafe_f00d_0001;
+    let mut rng = XorShift(seed);
+    for name in FIXTURES {
+        let original = fixture(name).bytes;
+        for round in 0..300u32 {
+            let mut bytes = original.clone();
+            mutate(&mut rng, &mut bytes);
+            must_not_panic(bytes, &format!("{name} mutation round {round} (seed {seed:#x})"), round.is_multiple_of(10));
         }
     }
     for round in 0..2000 {
-        let len = rng.below(300);
-        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-        if round % 3 == 0 {
-            // Mostly digits, colons and whitespace: garbage that looks like cyclictest.
-            const ALPHABET: &[u8] = b"0123456789:# \t\n{}\"";
-            bytes.iter_mut().for_each(|b| *b = ALPHABET[*b as usize % ALPHABET.len()]);
-        }
-        must_not_panic(bytes, &format!("random bytes round {round}"), true);
+        must_not_panic(garbage(&mut rng, round), &format!("random bytes round {round} (seed {seed:#x})"), true);
     }
+    let Some(seconds) = std::env::var("RTLAB_FUZZ_SECONDS").ok().and_then(|s| s.parse::<u64>().ok()) else {
+        return;
+    };
+    let fixtures: Vec<(&str, Vec<u8>)> = FIXTURES.iter().map(|&name| (name, fixture(name).bytes)).collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let (mut inputs, mut imported) = (0u64, 0u64);
+    let mut round = 0usize;
+    while std::time::Instant::now() < deadline {
+        // Each round its own seed, printed on failure.
+        let round_seed = seed ^ (round as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift(round_seed | 1);
+        let bytes = if round % 10 == 9 {
+            garbage(&mut rng, round)
+        } else {
+            let (_, original) = &fixtures[rng.below(fixtures.len())];
+            let mut bytes = original.clone();
+            mutate(&mut rng, &mut bytes);
+            bytes
+        };
+        let files = [SourceFile { path: "fuzz".into(), bytes: bytes.clone() }];
+        if cyclictest::parse(&files, &ImportOptions::default()).is_ok() {
+            imported += 1;
+        }
+        must_not_panic(bytes, &format!("timed round {round} (seed {round_seed:#x})"), round.is_multiple_of(100));
+        inputs += 1;
+        round += 1;
+    }
+    eprintln!("fuzzed {seconds} s: {inputs} inputs, {imported} parsed without error, no panic");
 }

@@ -785,12 +785,14 @@ fn check_extremes(
                 format!("thread {thread}: {min_name} says {min} but the lowest bucket is {lowest}"),
             ))
         }
-        None if min < limit => return Err((
-            Extreme::Min,
-            format!(
+        None if min < limit => {
+            return Err((
+                Extreme::Min,
+                format!(
                 "thread {thread}: every sample overflowed, yet {min_name} {min} is below the histogram's size {limit}"
             ),
-        )),
+            ))
+        }
         _ => {}
     }
     match buckets.last() {
