@@ -498,6 +498,11 @@ fn bad_json_is_refused_with_the_line_of_the_key() {
             good.replace("\"min\": 9,", "\"min\": 99999999999999999,"),
             format!("c.json:{}: thread 1: min missing or out of range", line_of("\"min\": 9")),
         ),
+        (
+            good.replace("\"9\": 5", "\"9\": 5,\n        \"9\": 1"),
+            format!("c.json:{}: not valid JSON: a key appears twice in one object", line_of("\"9\": 5") + 1),
+        ),
+        (good.replace("\"1\": {", "\"00\": {"), format!("c.json:{}: thread 0 appears twice", line_of("\"1\": {"))),
         ("{\"thread\": 5}".to_string(), "c.json:1: no \"thread\" object".to_string()),
         ("[1, 2]".to_string(), "c.json:1: a cyclictest --json file is an object".to_string()),
         ("{".to_string(), "c.json:1: not valid JSON".to_string()),

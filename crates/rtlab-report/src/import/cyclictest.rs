@@ -881,8 +881,9 @@ fn parse_json(file: &SourceFile, options: &ImportOptions) -> Result<ParsedSource
         let valid = file.bytes.get(..e.valid_up_to()).unwrap_or_default();
         ImportError::at(&file.path, valid.iter().filter(|&&b| b == b'\n').count() + 1, "not UTF-8 text")
     })?;
-    let root: Value = serde_json::from_str(text)
-        .map_err(|e| ImportError::at(&file.path, e.line().max(1), format!("not valid JSON: {e}")))?;
+    let invalid = |e: serde_json::Error| ImportError::at(&file.path, e.line().max(1), format!("not valid JSON: {e}"));
+    serde_json::from_str::<UniqueKeys>(text).map_err(invalid)?;
+    let root: Value = serde_json::from_str(text).map_err(invalid)?;
     let json = JsonFile { path: &file.path, text };
     let Some(root) = root.as_object() else {
         return Err(ImportError::at(&file.path, 1, "a cyclictest --json file is an object"));
@@ -988,7 +989,9 @@ fn parse_json(file: &SourceFile, options: &ImportOptions) -> Result<ParsedSource
         if thread.contains_key("receiver") {
             return Err(json.error(&["thread", key], "a sender/receiver thread: written by another rt-tests tool"));
         }
-        ordered.insert(number, (key, thread));
+        if ordered.insert(number, (key, thread)).is_some() {
+            return Err(json.error(&["thread", key], format!("thread {number} appears twice")));
+        }
     }
     if ordered.is_empty() {
         return Err(json.error(&["thread"], "no threads"));
@@ -1138,6 +1141,64 @@ fn parse_json(file: &SourceFile, options: &ImportOptions) -> Result<ParsedSource
         parsed.assumed.push("CPU of threads with cpu -1 (not pinned): shown as their thread number".into());
     }
     Ok(parsed)
+}
+
+/// A JSON document whose objects never repeat a key. serde_json's `Value` keeps only the
+/// last of a repeated key, which would drop a histogram bucket without a word.
+struct UniqueKeys;
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = UniqueKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(UniqueKeys)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<UniqueKeys>()?.is_some() {}
+        Ok(UniqueKeys)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<UniqueKeys>()?;
+            if !seen.insert(key) {
+                return Err(serde::de::Error::custom("a key appears twice in one object"));
+            }
+        }
+        Ok(UniqueKeys)
+    }
 }
 
 /// One thread of a --json file, read and checked.
