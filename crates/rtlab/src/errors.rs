@@ -67,6 +67,10 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
         if cause.is::<EnvironmentError>() {
             return EXIT_ENVIRONMENT;
         }
+        // A file given to `rtlab import` that is not what --from says, or is damaged.
+        if cause.is::<rtlab_report::import::ImportError>() {
+            return EXIT_USAGE;
+        }
         if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
             return match r {
                 rtlab_report::ReportError::Io { .. }

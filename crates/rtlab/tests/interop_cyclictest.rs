@@ -135,10 +135,7 @@ fn real_cyclictest_run_round_trips() {
     assert_eq!(json_again, std::fs::read_to_string(&json_file).unwrap());
 }
 
-// rtlab exits 3 here until errors.rs's exit_code_of maps an ImportError to 2 (it only
-// looks for ImportError wrapped in ReportError; import_cmd.rs returns it bare).
 #[test]
-#[ignore = "needs ImportError -> exit 2 in crates/rtlab/src/errors.rs (exit_code_of)"]
 fn a_damaged_file_exits_2_naming_file_and_line() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("broken.hist");

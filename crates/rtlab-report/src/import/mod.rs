@@ -361,6 +361,9 @@ pub fn build_run(
     if parsed.duration_s.is_none() {
         not_recorded.push("duration".into());
     }
+    if parsed.policy.is_none() || parsed.priority.is_none() {
+        not_recorded.push("scheduling policy and priority".into());
+    }
     if parsed.series.iter().all(|s| s.overruns.is_none()) {
         not_recorded.push("overruns".into());
     }
