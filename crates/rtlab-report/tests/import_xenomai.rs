@@ -75,9 +75,10 @@ fn log_and_histogram_give_the_distribution_the_exact_extremes_and_each_second() 
     assert_eq!((min, avg, max, overruns), (1100, 3073, 40_608, 0));
     let m = &run.measurements[0];
     assert_eq!((m.probe.as_str(), m.metric.as_str(), m.thread.as_str()), ("timer", "timer.latency", "latency"));
-    // 25 RTD lines of 1000 samples (1 s at 1 ms); the -g file's counts minus one add up.
-    assert_eq!(gnuplot_hits(&gnuplot), 25_000);
-    assert_eq!(m.count, 25_000);
+    // 25 RTD lines of 1000 samples (1 s at 1 ms), and the interrupted last second's 400 in
+    // the histogram only; the -g file's counts minus one add up.
+    assert_eq!(gnuplot_hits(&gnuplot), 25_400);
+    assert_eq!(m.count, 25_400);
     let s = m.summary.as_ref().unwrap();
     assert_eq!((s.min, s.max), (min, max));
     assert_eq!(m.per_second_max_ns, rtd_maxima(&log));
@@ -118,7 +119,7 @@ fn the_histogram_alone_carries_its_header() {
     let run = run_of(&[gnuplot]);
     let m = &run.measurements[0];
     let s = m.summary.as_ref().unwrap();
-    assert_eq!((m.count, s.min, s.max, m.interval_ns), (25_000, 1100, 40_608, 1_000_000));
+    assert_eq!((m.count, s.min, s.max, m.interval_ns), (25_400, 1100, 40_608, 1_000_000));
     assert!(m.per_second_max_ns.is_empty());
 }
 
@@ -154,7 +155,7 @@ fn hsd_lines_need_the_default_bucket_size() {
     let error = error_of(&[fixture("kernel-100us.log")]);
     assert!(
         error.starts_with(
-            "xenomai/kernel-100us.log:14: the max 31.234 µs lies in an empty bucket: the HSD buckets do not fit"
+            "xenomai/kernel-100us.log:14: a bucket lies above the max 31.234 µs: the HSD buckets do not fit"
         ),
         "{error}"
     );
@@ -192,14 +193,18 @@ fn a_log_cut_short_is_summarised_from_its_rtd_lines() {
 }
 
 #[test]
-fn a_histogram_written_into_the_log() {
+fn a_histogram_written_into_the_log_with_a_spike_in_the_unreported_last_second() {
     let log = fixture("inline-gnuplot.log");
     let run = run_of(std::slice::from_ref(&log));
     let m = &run.measurements[0];
     let s = m.summary.as_ref().unwrap();
-    assert_eq!((m.count, s.min, s.max), (gnuplot_hits(&log), 1500, 8800));
-    assert_eq!(m.count, 10_000);
+    // RTS says max 8.8 µs; the last second's 12.345 µs sample is in the 12 µs bucket only.
+    assert_eq!(rts(&log).2, 8800);
+    assert_eq!((m.count, s.min, s.max), (gnuplot_hits(&log), 1500, 12_000));
+    assert_eq!(m.count, 10_003);
     assert_eq!(m.per_second_max_ns, rtd_maxima(&log));
+    let info = run.imported.as_ref().unwrap();
+    assert!(info.notes.iter().any(|n| n.starts_with("the histogram holds samples above the recorded max 8.800 µs")));
 }
 
 #[test]
@@ -222,18 +227,16 @@ fn damaged_or_mismatched_files_name_the_file_and_line() {
         format!("bad.log:{line}: an RTD line after the RTS summary: a second run starts here")
     );
     let gnuplot = text(&fixture("user-1ms.gnuplot"));
-    let damaged = gnuplot.replacen("3.5 6417", "3.5 64x7", 1);
-    let line = gnuplot.lines().position(|l| l == "3.5 6417").unwrap() + 1;
+    let (index, data_line) = gnuplot.lines().enumerate().find(|(_, l)| l.starts_with("3.5 ")).unwrap();
+    let damaged = gnuplot.replacen(data_line, "3.5 64x7", 1);
     assert_eq!(
         error_of(&[text_file("bad.gnuplot", &damaged)]),
-        format!("bad.gnuplot:{line}: \"3.5 64x7\" is not a \"latency count\" pair of a latency -g histogram")
+        format!("bad.gnuplot:{}: \"3.5 64x7\" is not a \"latency count\" pair of a latency -g histogram", index + 1)
     );
-    let damaged = gnuplot.replacen("3.5 6417", "3.25 6417", 1);
+    let damaged = gnuplot.replacen(data_line, &data_line.replacen("3.5", "3.25", 1), 1);
     assert!(error_of(&[text_file("bad.gnuplot", &damaged)]).contains("not latency's -g layout"));
-    let damaged = gnuplot.replacen("#       1.100|", "#       9.100|", 1);
-    assert!(
-        error_of(&[text_file("bad.gnuplot", &damaged)]).contains("min 9100 ns is not in the lowest non-empty bucket")
-    );
+    let damaged = gnuplot.replacen("#       1.100|", "#      99.100|", 1);
+    assert_eq!(error_of(&[text_file("bad.gnuplot", &damaged)]), "bad.gnuplot:3: min above max");
     assert!(error_of(&[fixture("user-1ms.log"), fixture("cut-short.log")])
         .starts_with("xenomai/cut-short.log: a second latency log"));
     assert_eq!(

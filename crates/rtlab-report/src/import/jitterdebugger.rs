@@ -144,8 +144,8 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
         );
     } else {
         parsed.notes.push(
-            "the CPU of each thread is not recorded (jitterdebugger numbers its threads over its -a set): cpu is the \
-             thread number"
+            "the CPU of each thread is not recorded (jitterdebugger numbers its threads over its -a set): the \
+             measurements are numbered by thread"
                 .to_string(),
         );
     }

@@ -103,8 +103,8 @@ struct GnuplotFile {
     continuation_lines: usize,
 }
 
-pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSource, ImportError> {
-    let _ = options;
+/// `--unit` does not apply (the files state µs) and `--interval` is applied by `build_run`.
+pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSource, ImportError> {
     let mut log: Option<(&str, Log)> = None;
     let mut gnuplot: Option<(&str, GnuplotFile)> = None;
     let mut parsed = ParsedSource::default();
@@ -126,9 +126,11 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
             parsed.layouts.push(HISTOGRAM_LAYOUT.to_string());
         }
     }
-    // `-g -` puts the histogram into the log itself.
+    // `-g -` puts the histogram into the log itself (comment lines alone are not one).
     let inline = match &log {
-        Some((path, log)) if !log.gnuplot.is_empty() => Some((*path, parse_gnuplot(path, &log.gnuplot)?)),
+        Some((path, log)) if log.gnuplot.iter().any(|(_, l)| is_data_pair(l)) => {
+            Some((*path, parse_gnuplot(path, &log.gnuplot)?))
+        }
         _ => None,
     };
     if gnuplot.is_some() && inline.is_some() {
@@ -229,7 +231,7 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
     let width_assumed = !parsed.assumed.is_empty();
     let data = match (&histogram, totals) {
         (Some((path, line, h)), totals) => {
-            let source = source_histogram(h, totals, &mut parsed.notes).map_err(|why| {
+            let source = source_histogram(h, totals, width_assumed, &mut parsed.notes).map_err(|why| {
                 let hint = if width_assumed {
                     ": the HSD buckets do not fit latency's default -B of 1 µs, so the run used another; give its -g \
                      file, whose line spacing records -B"
@@ -748,7 +750,14 @@ fn totals_of_seconds(seconds: &[(usize, Second)]) -> Option<Totals> {
 
 /// The -g / HSD histogram with what the overall figures add: the last cell's saturation,
 /// the folded negative min, the exact extremes.
-fn source_histogram(h: &Histogram, totals: Option<Totals>, notes: &mut Vec<String>) -> Result<SourceHistogram, String> {
+/// `width_assumed`: the width is latency's default rather than read from a -g file, so
+/// buckets beyond the recorded extremes mean another -B, not the interrupted last second.
+fn source_histogram(
+    h: &Histogram,
+    totals: Option<Totals>,
+    width_assumed: bool,
+    notes: &mut Vec<String>,
+) -> Result<SourceHistogram, String> {
     let width = i64::try_from(h.width_ns).map_err(|_| "bucket width out of range".to_string())?;
     let lower_of =
         |n: u64| i64::try_from(n).ok().and_then(|n| n.checked_mul(width)).filter(|v| *v <= super::MAX_VALUE_NS);
@@ -802,13 +811,39 @@ fn source_histogram(h: &Histogram, totals: Option<Totals>, notes: &mut Vec<Strin
     }
     source.min_ns = Some(totals.min_ns);
     source.max_ns = Some(totals.max_ns);
+    // The histogram also holds the samples of the last, interrupted second, which no RTD or
+    // RTS figure covers: buckets beyond the recorded extremes may come from it.
+    let non_empty = || source.buckets.iter().filter(|b| b.1 > 0).map(|b| b.0);
+    let (lowest, highest) = (non_empty().min(), non_empty().max());
+    let bucket_of = |value: i64| value - value.rem_euclid(width);
+    if source.overflows == 0 && highest.is_some_and(|h| bucket_of(totals.max_ns.abs()) < h) {
+        if width_assumed {
+            return Err(format!("a bucket lies above the max {} µs", micros(totals.max_ns)));
+        }
+        source.max_ns = None;
+        notes.push(format!(
+            "the histogram holds samples above the recorded max {} µs: latency adds the last, interrupted second to \
+             its histogram but not to its figures, so the max is that of the buckets",
+            micros(totals.max_ns)
+        ));
+    }
     if totals.min_ns >= 0 {
+        if lowest.is_some_and(|l| bucket_of(totals.min_ns) > l) {
+            if width_assumed {
+                return Err(format!("a bucket lies below the min {} µs", micros(totals.min_ns)));
+            }
+            source.min_ns = None;
+            notes.push(format!(
+                "the histogram holds samples below the recorded min {} µs (the last, interrupted second), so the min \
+                 is that of the buckets",
+                micros(totals.min_ns)
+            ));
+        }
         super::rtla::pin_recorded_extremes(&mut source)?;
         return Ok(source);
     }
     // A negative min sits in the bucket of its absolute value, and so may any other negative
-    // sample: place the min and the max exactly, and check that no bucket lies beyond both.
-    let folded = totals.min_ns.checked_neg().ok_or("min out of range")?;
+    // sample: place the min (and the max) exactly, moving one sample each.
     let holding = |buckets: &[(i64, u64)], value: i64| {
         buckets.iter().position(|&(lower, hits)| hits > 0 && lower >= 0 && lower <= value && value - lower < width)
     };
@@ -822,17 +857,8 @@ fn source_histogram(h: &Histogram, totals: Option<Totals>, notes: &mut Vec<Strin
         Ok(())
     };
     take_one(totals.min_ns, "min")?;
-    if source.overflows == 0 {
+    if source.overflows == 0 && source.max_ns.is_some() {
         take_one(totals.max_ns, "max")?;
-    }
-    let reach = folded.max(totals.max_ns);
-    if let Some(&(lower, _)) = source.buckets.iter().filter(|&&(lower, hits)| hits > 0 && lower > reach).max() {
-        return Err(format!(
-            "a bucket at {} µs lies beyond both the max and the folded min ({} µs): the buckets are not {} µs wide?",
-            micros(lower),
-            micros(reach),
-            micros(width)
-        ));
     }
     source.min_ns = None;
     source.max_ns = source.max_ns.filter(|_| source.overflows > 0);
