@@ -190,7 +190,9 @@ pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSou
         parsed.notes.push("no RTS line (the log was cut short?): min, average and max come from the RTD lines".into());
     }
 
-    // The distribution: the -g histogram, else the log's HSD lines (-h).
+    // The distribution: the -g histogram, else the log's HSD lines (-h), whose width is
+    // latency's default rather than read.
+    let mut width_assumed = false;
     let mut histogram = gnuplot.as_ref().and_then(|(path, g)| g.histogram.clone().map(|(line, h)| (*path, line, h)));
     if let Some((path, log)) = &log {
         if !log.hsd.is_empty() {
@@ -198,12 +200,15 @@ pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSou
             let hsd = histogram_of_hsd(path, line, &log.hsd)?;
             match &histogram {
                 Some((g_path, _, h)) => {
-                    let (a, b) = (total_hits(&hsd), total_hits(h));
-                    if a != Some(b.unwrap_or(0)) {
+                    if total_hits(&hsd) != total_hits(h) {
                         return Err(ImportError::at(
                             path,
                             line,
-                            format!("the HSD avg histogram holds {a:?} samples, {g_path}'s {b:?}: not the same run?"),
+                            format!(
+                                "the HSD avg histogram holds {:?} samples, {g_path}'s {:?}: not the same run?",
+                                total_hits(&hsd),
+                                total_hits(h)
+                            ),
                         ));
                     }
                 }
@@ -214,6 +219,7 @@ pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSou
                             .into(),
                     );
                     histogram = Some((*path, line, hsd));
+                    width_assumed = true;
                 }
             }
         }
@@ -228,7 +234,6 @@ pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSou
         }
     }
 
-    let width_assumed = !parsed.assumed.is_empty();
     let data = match (&histogram, totals) {
         (Some((path, line, h)), totals) => {
             let source = source_histogram(h, totals, width_assumed, &mut parsed.notes).map_err(|why| {
