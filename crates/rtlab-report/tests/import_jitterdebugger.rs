@@ -237,8 +237,18 @@ fn damaged_or_mismatched_files_name_the_file_and_the_place() {
 }
 
 #[test]
+fn inputs_that_once_crashed_the_importer() {
+    // Found by the fuzzer: a cpus_online of u64::MAX made run.json's host list that many CPUs.
+    assert_eq!(
+        error_of(&both("fuzz-crash-cpus-online")),
+        "fuzz-crash-cpus-online/results.json:9: \"cpus_online\" 18446744073709551615 is not a CPU count"
+    );
+}
+
+#[test]
 fn fuzzed_inputs_never_panic_and_what_imports_is_consistent() {
     let seeds = vec![
+        both("fuzz-crash-cpus-online"),
         both("real-us"),
         both("real-ns"),
         both("synthetic-tail-above-cap"),

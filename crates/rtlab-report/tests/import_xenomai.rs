@@ -249,8 +249,17 @@ fn damaged_or_mismatched_files_name_the_file_and_line() {
 }
 
 #[test]
+fn inputs_that_once_crashed_the_importer() {
+    // Found by the fuzzer: an RTS duration of 18446744073709551615 hours overflowed the
+    // seconds; such a duration is not read, the -g header's is.
+    let run = run_of(&[fixture("fuzz-crash-duration.log"), fixture("fuzz-crash-duration.gnuplot")]);
+    assert_eq!((run.duration_s, run.measurements[0].count), (26.0, 25_400));
+}
+
+#[test]
 fn fuzzed_inputs_never_panic_and_what_imports_is_consistent() {
     let seeds = vec![
+        vec![fixture("fuzz-crash-duration.log"), fixture("fuzz-crash-duration.gnuplot")],
         vec![fixture("user-1ms.log"), fixture("user-1ms.gnuplot")],
         vec![fixture("kernel-100us.log"), fixture("kernel-100us.gnuplot")],
         vec![fixture("xenomai-2.6.gnuplot")],

@@ -255,7 +255,18 @@ fn parse_results(file: &SourceFile) -> Result<Results, ImportError> {
         host.kernel_release = text_field("release");
         host.kernel_version = text_field("version");
         host.machine = text_field("machine");
-        host.cpu_count = sysinfo.get("cpus_online").and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok());
+        host.cpu_count = match sysinfo.get("cpus_online") {
+            None => None,
+            Some(n) => Some(
+                n.as_u64().filter(|&n| n > 0 && n <= u64::from(MAX_THREADS)).map(|n| n as usize).ok_or_else(|| {
+                    ImportError::at(
+                        path,
+                        line_of(text, "\"cpus_online\"", 0),
+                        format!("\"cpus_online\" {n} is not a CPU count"),
+                    )
+                })?,
+            ),
+        };
         if let Some(resolution) = sysinfo.get("resolution_in_ns") {
             resolution_ns =
                 Some(resolution.as_u64().filter(|&r| (1..=1_000_000_000).contains(&r)).ok_or_else(|| {

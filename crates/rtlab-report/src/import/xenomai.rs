@@ -282,8 +282,6 @@ pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSou
         }
         if let Some((_, _, Some(duration))) = log.summary {
             parsed.duration_s = Some(duration as f64);
-        } else if !log.seconds.is_empty() {
-            parsed.duration_s = Some(log.seconds.len() as f64);
         }
     }
     if let Some((_, g)) = &gnuplot {
@@ -310,6 +308,12 @@ pub fn parse(files: &[SourceFile], _options: &ImportOptions) -> Result<ParsedSou
                  priority are not recorded"
                     .into(),
             );
+        }
+    }
+    // Without a recorded duration, one RTD line is one second of samples.
+    if let (None, Some((_, log))) = (parsed.duration_s, &log) {
+        if !log.seconds.is_empty() {
+            parsed.duration_s = Some(log.seconds.len() as f64);
         }
     }
     if let Some(t) = totals {
@@ -557,7 +561,8 @@ fn parse_rts(rest: &str) -> Result<(Totals, Option<u64>), String> {
 fn parse_clock(text: &str) -> Option<u64> {
     let mut fields = text.trim().split(':').map(|f| f.parse::<u64>().ok());
     let (h, m, s) = (fields.next()??, fields.next()??, fields.next()??);
-    (fields.next().is_none() && m < 60 && s < 60 && h < 1_000_000).then_some(h * 3600 + m * 60 + s)
+    // `then`, not `then_some`: the sum must not be computed for an out-of-range h.
+    (fields.next().is_none() && m < 60 && s < 60 && h < 1_000_000).then(|| h * 3600 + m * 60 + s)
 }
 
 /// `    avg|   3 -  4 |    12345` -> ("avg", 3, 12345).
