@@ -64,21 +64,21 @@ pub fn manual_page() -> std::io::Result<String> {
     Ok(with_one_preamble(&String::from_utf8_lossy(&page)))
 }
 
-/// Every section clap_mangen renders opens with the same two lines defining `\*(Aq`;
-/// the page needs them once, at the top.
+/// Every section clap_mangen renders opens with the same two lines defining `\\*(Aq`:
+/// the page needs them once, after its `.TH` title line, which by convention comes first.
 fn with_one_preamble(page: &str) -> String {
-    let mut seen = Vec::new();
+    let is_preamble = |line: &&str| line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
+    let preamble: Vec<&str> = page.lines().filter(is_preamble).take(2).collect();
     let mut out = String::with_capacity(page.len());
-    for line in page.lines() {
-        let is_preamble = line.starts_with(".ie \\n(.g .ds Aq") || line.starts_with(".el .ds Aq");
-        if is_preamble && seen.contains(&line) {
-            continue;
-        }
-        if is_preamble {
-            seen.push(line);
-        }
+    for line in page.lines().filter(|line| !is_preamble(line)) {
         out.push_str(line);
         out.push('\n');
+        if line.starts_with(".TH ") {
+            for defining in &preamble {
+                out.push_str(defining);
+                out.push('\n');
+            }
+        }
     }
     out
 }
