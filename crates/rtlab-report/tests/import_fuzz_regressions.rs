@@ -21,10 +21,18 @@ use rtlab_report::import::{ImportError, ImportFormat, SourceFile};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-/// Generated inputs per format: enough to reach past the parsers' first checks, small
-/// enough to keep the test to seconds in a debug build.
-const ARBITRARY_CASES: u64 = 100;
-const MUTATED_CASES: u64 = 250;
+/// Generated inputs per format: enough to reach past the parsers' first checks, few enough
+/// to keep the test to seconds in a debug build (an accepted input costs milliseconds there:
+/// its run is built, checked and summarized). RTLAB_FUZZ_CASES=N runs N of each instead.
+const ARBITRARY_CASES: u64 = 96;
+const MUTATED_CASES: u64 = 104;
+/// Seeds larger than this are imported as they are but not mutated (a 20000-bucket
+/// histogram would make every mutant slow).
+const MUTATED_SEED_MAX_BYTES: usize = 16 * 1024;
+
+fn cases(default: u64) -> u64 {
+    std::env::var("RTLAB_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default)
+}
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -81,36 +89,54 @@ fn crash_inputs_found_by_the_fuzzer_are_handled() {
     eprintln!("{total} crash inputs replayed");
 }
 
+// One test per format, so that they run in parallel.
 #[test]
-fn arbitrary_bytes_and_text() {
-    for format in ImportFormat::ALL {
-        let mut rng = SplitMix64(0x5EED_0000 + format as u64);
-        for case in 0..ARBITRARY_CASES {
-            let data = if case % 2 == 0 { arbitrary_bytes(&mut rng) } else { format_like_text(&mut rng) };
-            let name = format!("rtlab-import-{}-arbitrary-{case}.bin", format.name());
-            exercise(format, &data, &format!("arbitrary case {case}"), Some(&name));
-        }
-    }
+fn cyclictest_survives_generated_input() {
+    survives_generated_input(ImportFormat::Cyclictest);
 }
 
 #[test]
-fn mutated_seed_files() {
-    for format in ImportFormat::ALL {
-        let seeds = seed_inputs(format);
-        assert!(!seeds.is_empty(), "no seed files for {}", format.name());
-        for (path, data) in &seeds {
-            exercise(format, data, &format!("seed {}", path.display()), None);
+fn rtla_survives_generated_input() {
+    survives_generated_input(ImportFormat::Rtla);
+}
+
+#[test]
+fn jitterdebugger_survives_generated_input() {
+    survives_generated_input(ImportFormat::Jitterdebugger);
+}
+
+#[test]
+fn xenomai_survives_generated_input() {
+    survives_generated_input(ImportFormat::Xenomai);
+}
+
+/// The seeds as they are, arbitrary bytes and text, then mutated seeds.
+fn survives_generated_input(format: ImportFormat) {
+    let seeds = seed_inputs(format);
+    assert!(!seeds.is_empty(), "no seed files for {}", format.name());
+    for (path, data) in &seeds {
+        exercise(format, data, &format!("seed {}", path.display()), None);
+    }
+
+    let mut rng = SplitMix64(0x5EED_0000 + format as u64);
+    for case in 0..cases(ARBITRARY_CASES) {
+        let data = if case % 2 == 0 { arbitrary_bytes(&mut rng) } else { format_like_text(&mut rng) };
+        let name = format!("rtlab-import-{}-arbitrary-{case}.bin", format.name());
+        exercise(format, &data, &format!("arbitrary case {case}"), Some(&name));
+    }
+
+    let small: Vec<(PathBuf, Vec<u8>)> =
+        seeds.iter().filter(|(_, data)| data.len() <= MUTATED_SEED_MAX_BYTES).cloned().collect();
+    let pool = if small.is_empty() { &seeds } else { &small };
+    let mut rng = SplitMix64(0xF022_0000 + format as u64);
+    for case in 0..cases(MUTATED_CASES) {
+        let (path, original) = &pool[rng.below(pool.len())];
+        let mut data = original.clone();
+        for _ in 0..=rng.below(3) {
+            mutate(&mut rng, &mut data, pool);
         }
-        let mut rng = SplitMix64(0xF022_0000 + format as u64);
-        for case in 0..MUTATED_CASES {
-            let (path, original) = &seeds[rng.below(seeds.len())];
-            let mut data = original.clone();
-            for _ in 0..=rng.below(3) {
-                mutate(&mut rng, &mut data, &seeds);
-            }
-            let name = format!("rtlab-import-{}-mutated-{case}.bin", format.name());
-            exercise(format, &data, &format!("case {case}, mutated {}", path.display()), Some(&name));
-        }
+        let name = format!("rtlab-import-{}-mutated-{case}.bin", format.name());
+        exercise(format, &data, &format!("mutated case {case} of {}", path.display()), Some(&name));
     }
 }
 
