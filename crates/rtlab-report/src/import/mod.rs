@@ -287,6 +287,14 @@ pub fn build_run(
     let mut histogram_only = false;
     for (index, series) in parsed.series.iter().enumerate() {
         let cpu = series.cpu.unwrap_or(index);
+        let source_avg = match &series.data {
+            SeriesData::Histogram(h) => h.avg_ns,
+            SeriesData::SummaryOnly { avg_ns, .. } => Some(*avg_ns),
+            SeriesData::Samples(_) => None,
+        };
+        if source_avg.is_some_and(|a| !a.is_finite() || a.abs() > MAX_VALUE_NS as f64) {
+            return Err(format!("{} {}: the source's average is out of range", series.metric, series.thread));
+        }
         let (histogram, moments) = record_series(series)?;
         match &series.data {
             SeriesData::Histogram(h) => {
