@@ -11,8 +11,8 @@
 
 use super::Selected;
 use crate::import::cyclictest::{
-    Stamp, HISTOGRAM_LIMIT_DETAIL, HIST_MAX, NUMA_NODE_DETAIL, OVERFLOW_CYCLES_DETAIL, OVERFLOW_UNLISTED_DETAIL,
-    RETURN_CODE_DETAIL, SOURCE_CYCLES_DETAIL,
+    rfc3339_to_cyclictest, HISTOGRAM_LIMIT_DETAIL, HIST_MAX, NUMA_NODE_DETAIL, OVERFLOW_CYCLES_DETAIL,
+    OVERFLOW_UNLISTED_DETAIL, RETURN_CODE_DETAIL, SOURCE_CYCLES_DETAIL,
 };
 use crate::model::Measurement;
 use crate::report_set::{ReportExporter, ReportSet};
@@ -126,7 +126,7 @@ impl ReportExporter for CyclictestJson {
             .and_then(|t| t.strip_prefix("cyclictest "))
             .map(str::to_string)
             .unwrap_or_else(|| format!("rtlab {}", run.tool.version));
-        let time = |t: &str| Stamp::from_rfc3339(t).map(Stamp::rfc2822).unwrap_or_else(|| t.to_string());
+        let time = |t: &str| rfc3339_to_cyclictest(t).unwrap_or_else(|| t.to_string());
         let return_code = threads
             .iter()
             .find_map(|t| match t.measurement.details.get(RETURN_CODE_DETAIL) {

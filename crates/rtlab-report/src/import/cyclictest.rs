@@ -1472,144 +1472,20 @@ fn apply_cmdline(cmdline: Option<&Cmdline>, with_histogram: bool, parsed: &mut P
 // Times: cyclictest writes RFC 2822 ("Sat, 21 Nov 2026 08:09:44 +0000"), run.json RFC 3339
 // ---------------------------------------------------------------------------------------
 
-const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-
-/// Civil date and time with its offset from UTC in minutes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    pub year: i64,
-    pub month: u32,
-    pub day: u32,
-    pub hour: u32,
-    pub minute: u32,
-    pub second: u32,
-    pub offset_minutes: i32,
-}
-
-impl Stamp {
-    fn valid(self) -> Option<Self> {
-        let ok = (1..=12).contains(&self.month)
-            && (1..=31).contains(&self.day)
-            && self.hour < 24
-            && self.minute < 60
-            && self.second <= 60
-            && self.offset_minutes.abs() < 24 * 60
-            && (0..=9999).contains(&self.year);
-        ok.then_some(self)
-    }
-
-    /// Days since 1970-01-01 of the civil date (Howard Hinnant's days_from_civil).
-    fn days(self) -> i64 {
-        let y = if self.month <= 2 { self.year - 1 } else { self.year };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let m = i64::from(self.month);
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.day) - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
-    }
-
-    fn epoch(self) -> i64 {
-        self.days() * 86_400 + i64::from(self.hour * 3600 + self.minute * 60 + self.second)
-            - i64::from(self.offset_minutes) * 60
-    }
-
-    fn offset(self, colon: bool) -> String {
-        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
-        let m = self.offset_minutes.unsigned_abs();
-        format!("{sign}{:02}{}{:02}", m / 60, if colon { ":" } else { "" }, m % 60)
-    }
-
-    pub fn rfc3339(self) -> String {
-        format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}",
-            self.year,
-            self.month,
-            self.day,
-            self.hour,
-            self.minute,
-            self.second,
-            self.offset(true)
-        )
-    }
-
-    /// As cyclictest writes it: `strftime("%a, %d %b %Y %H:%M:%S %z")`.
-    pub fn rfc2822(self) -> String {
-        let weekday = WEEKDAYS.get((self.days() + 4).rem_euclid(7) as usize).copied().unwrap_or("Sun");
-        let month = MONTHS.get((self.month as usize).wrapping_sub(1)).copied().unwrap_or("Jan");
-        format!(
-            "{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} {}",
-            self.day,
-            self.year,
-            self.hour,
-            self.minute,
-            self.second,
-            self.offset(false)
-        )
-    }
-
-    /// "Sat, 21 Nov 2026 08:09:44 +0000".
-    pub fn from_rfc2822(text: &str) -> Option<Stamp> {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let words = match words.first() {
-            Some(w) if w.ends_with(',') => words.get(1..)?,
-            _ => &words[..],
-        };
-        let [day, month, year, time, zone] = words else { return None };
-        let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as u32 + 1;
-        let (hour, minute, second) = hms(time)?;
-        let offset_minutes = match *zone {
-            "GMT" | "UTC" | "Z" => 0,
-            z => {
-                let sign = match z.get(..1)? {
-                    "+" => 1,
-                    "-" => -1,
-                    _ => return None,
-                };
-                let digits = z.get(1..)?;
-                if digits.len() != 4 || !all_digits(digits) {
-                    return None;
-                }
-                let (h, m): (i32, i32) = (digits.get(..2)?.parse().ok()?, digits.get(2..)?.parse().ok()?);
-                sign * (h * 60 + m)
-            }
-        };
-        Stamp { year: year.parse().ok()?, month, day: day.parse().ok()?, hour, minute, second, offset_minutes }.valid()
-    }
-
-    /// "2026-11-21T08:09:44+00:00" (fractions of a second dropped), as run.json holds times.
-    pub fn from_rfc3339(text: &str) -> Option<Stamp> {
-        let (date, rest) = text.trim().split_once(['T', 't', ' '])?;
-        let mut parts = date.splitn(3, '-');
-        let (year, month, day) =
-            (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
-        let zone_at = rest.find(['Z', 'z', '+', '-'])?;
-        let (time, zone) = rest.split_at(zone_at);
-        let (hour, minute, second) = hms(time.split('.').next()?)?;
-        let offset_minutes = if zone.eq_ignore_ascii_case("z") {
-            0
-        } else {
-            let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let (h, m) = zone.get(1..)?.split_once(':')?;
-            sign * (h.parse::<i32>().ok()? * 60 + m.parse::<i32>().ok()?)
-        };
-        Stamp { year, month, day, hour, minute, second, offset_minutes }.valid()
-    }
-}
-
-fn hms(time: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = time.split(':');
-    let hms = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
-    parts.next().is_none().then_some(hms)
-}
+/// cyclictest's `strftime("%a, %d %b %Y %H:%M:%S %z")`.
+const CYCLICTEST_TIME: &str = "%a, %d %b %Y %H:%M:%S %z";
 
 fn rfc2822_to_rfc3339(text: &str) -> Option<String> {
-    Stamp::from_rfc2822(text).map(Stamp::rfc3339)
+    chrono::DateTime::parse_from_rfc2822(text.trim()).ok().map(|t| t.to_rfc3339())
 }
 
 fn rfc2822_epoch(text: &str) -> Option<i64> {
-    Stamp::from_rfc2822(text).map(Stamp::epoch)
+    chrono::DateTime::parse_from_rfc2822(text.trim()).ok().map(|t| t.timestamp())
+}
+
+/// A run.json time (RFC 3339) as cyclictest writes times, fractions of a second dropped.
+pub(crate) fn rfc3339_to_cyclictest(text: &str) -> Option<String> {
+    chrono::DateTime::parse_from_rfc3339(text.trim()).ok().map(|t| t.format(CYCLICTEST_TIME).to_string())
 }
 
 #[cfg(test)]
@@ -1632,14 +1508,17 @@ mod tests {
 
     #[test]
     fn times_convert_both_ways() {
-        let s = Stamp::from_rfc2822("Sat, 21 Nov 2026 08:09:44 +0000").unwrap();
-        assert_eq!(s.rfc3339(), "2026-11-21T08:09:44+00:00");
-        assert_eq!(s.rfc2822(), "Sat, 21 Nov 2026 08:09:44 +0000");
-        let t = Stamp::from_rfc3339("2024-02-29T23:59:59.123456789-05:30").unwrap();
-        assert_eq!(t.rfc2822(), "Thu, 29 Feb 2024 23:59:59 -0530");
-        assert_eq!(Stamp::from_rfc3339("1970-01-01T00:00:00Z").unwrap().epoch(), 0);
+        assert_eq!(rfc2822_to_rfc3339("Sat, 21 Nov 2026 08:09:44 +0000").as_deref(), Some("2026-11-21T08:09:44+00:00"));
+        assert_eq!(
+            rfc3339_to_cyclictest("2024-02-29T23:59:59.123456789-05:30").as_deref(),
+            Some("Thu, 29 Feb 2024 23:59:59 -0530")
+        );
+        assert_eq!(
+            rfc3339_to_cyclictest("2026-11-21T08:09:44+00:00").as_deref(),
+            Some("Sat, 21 Nov 2026 08:09:44 +0000")
+        );
         assert_eq!(rfc2822_epoch("Thu, 01 Jan 1970 01:00:00 +0100"), Some(0));
-        assert_eq!(Stamp::from_rfc2822("Sat, 41 Nov 2026 08:09:44 +0000"), None);
+        assert_eq!(rfc2822_to_rfc3339("Sat, 41 Nov 2026 08:09:44 +0000"), None);
     }
 
     #[test]
