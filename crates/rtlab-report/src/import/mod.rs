@@ -285,6 +285,7 @@ pub fn build_run(
     let mut bucket_ns: Option<u64> = None;
     let mut summary_only = false;
     let mut histogram_only = false;
+    let layout = HistogramLayout::for_series(&parsed.series);
     for (index, series) in parsed.series.iter().enumerate() {
         let cpu = series.cpu.unwrap_or(index);
         let source_avg = match &series.data {
@@ -295,7 +296,7 @@ pub fn build_run(
         if source_avg.is_some_and(|a| !a.is_finite() || a.abs() > MAX_VALUE_NS as f64) {
             return Err(format!("{} {}: the source's average is out of range", series.metric, series.thread));
         }
-        let (histogram, moments) = record_series(series)?;
+        let (histogram, moments) = record_series(series, &layout)?;
         match &series.data {
             SeriesData::Histogram(h) => {
                 histogram_only = true;
@@ -469,10 +470,47 @@ pub fn build_run(
     Ok(run)
 }
 
+/// One histogram shape for every series of an import, so that the reports can merge the
+/// threads into "all CPUs" (HDR histograms only merge into a range that holds the other's).
+struct HistogramLayout {
+    ceiling_ns: u64,
+    /// The narrowest bucket width of the histogram sources; None when all are samples.
+    width_ns: Option<u64>,
+}
+
+impl HistogramLayout {
+    fn for_series(series: &[Series]) -> Self {
+        let mut top: i64 = 0;
+        let mut width_ns: Option<u64> = None;
+        for s in series {
+            let series_top = match &s.data {
+                SeriesData::Samples(values) => values.iter().copied().max().unwrap_or(0),
+                SeriesData::Histogram(h) => {
+                    width_ns = Some(width_ns.map_or(h.width_ns, |w| w.min(h.width_ns)));
+                    let buckets = h.buckets.iter().filter(|b| b.1 > 0).map(|b| b.0).max().unwrap_or(0);
+                    buckets.max(h.max_ns.unwrap_or(0)).max(h.overflow_from_ns)
+                }
+                SeriesData::SummaryOnly { max_ns, .. } => *max_ns,
+            };
+            top = top.max(series_top);
+        }
+        // Values past the limit are refused per series; the bound keeps memory bounded first.
+        Self { ceiling_ns: ceiling(top.min(MAX_VALUE_NS)), width_ns }
+    }
+
+    fn histogram(&self) -> Result<LatencyHistogram, String> {
+        match self.width_ns {
+            Some(width) => LatencyHistogram::resolving(self.ceiling_ns, width),
+            None => LatencyHistogram::new(self.ceiling_ns),
+        }
+        .map_err(|e| e.to_string())
+    }
+}
+
 /// The histogram and exact moments of one series. Overflowed samples (beyond the last
 /// bucket) are recorded at the overflow bound, the largest at the source's exact max when
 /// it recorded one: a lower bound, never an invented value.
-fn record_series(series: &Series) -> Result<(LatencyHistogram, Moments), String> {
+fn record_series(series: &Series, layout: &HistogramLayout) -> Result<(LatencyHistogram, Moments), String> {
     let what = format!("{} {}", series.metric, series.thread);
     let mut moments = Moments::new();
     let histogram = match &series.data {
@@ -483,7 +521,7 @@ fn record_series(series: &Series) -> Result<(LatencyHistogram, Moments), String>
             let max = values.iter().copied().max().unwrap_or(0);
             check_value(&what, max)?;
             check_value(&what, values.iter().copied().min().unwrap_or(0))?;
-            let mut h = LatencyHistogram::new(ceiling(max)).map_err(|e| e.to_string())?;
+            let mut h = layout.histogram()?;
             for &v in values {
                 h.record(v);
                 moments.record(v);
@@ -513,7 +551,7 @@ fn record_series(series: &Series) -> Result<(LatencyHistogram, Moments), String>
                 check_value(&what, v)?;
             }
             check_value(&what, source.overflow_from_ns)?;
-            let mut h = LatencyHistogram::resolving(ceiling(top), source.width_ns).map_err(|e| e.to_string())?;
+            let mut h = layout.histogram()?;
             for &(lower, count) in &source.buckets {
                 h.record_n(lower, count);
                 moments.record_n(lower, count);
@@ -541,7 +579,7 @@ fn record_series(series: &Series) -> Result<(LatencyHistogram, Moments), String>
         SeriesData::SummaryOnly { min_ns, max_ns, .. } => {
             check_value(&what, *min_ns)?;
             check_value(&what, *max_ns)?;
-            LatencyHistogram::new(ceiling(*max_ns)).map_err(|e| e.to_string())?
+            layout.histogram()?
         }
     };
     Ok((histogram, moments))
