@@ -28,6 +28,8 @@ use std::collections::BTreeMap;
 pub const MAX_VALUE_NS: i64 = 1_000_000_000_000;
 /// Most samples one series may hold (317 years at 1 kHz); bounds the exact sums too.
 pub const MAX_TOTAL_COUNT: u64 = 10_000_000_000_000;
+/// Most CPUs a source may claim for its host.
+pub const MAX_CPUS: usize = 8192;
 /// The scenario every imported measurement belongs to.
 pub const IMPORTED_SCENARIO: &str = "imported";
 
@@ -630,8 +632,9 @@ fn source_host(source: &SourceHost, cpus: &[usize]) -> rtlab_sys::sysinfo::Syste
         nohz_full_cpus: Vec::new(),
         cpu_model: String::new(),
         online_cpus: match source.cpu_count {
-            Some(n) => (0..n).collect(),
-            None => cpus.to_vec(),
+            // A damaged count must not size an allocation; no host has more CPUs than this.
+            Some(n) if n <= MAX_CPUS => (0..n).collect(),
+            _ => cpus.to_vec(),
         },
         smt_sibling_groups: Vec::new(),
         frequency_governors: Vec::new(),
