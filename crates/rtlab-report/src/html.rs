@@ -184,7 +184,7 @@ fn header(page: &mut String, set: &ReportSet, title: &str) {
         if let Some(info) = &sourced.run.imported {
             let _ = writeln!(
                 page,
-                "<div class=\"imported\"><p><strong>{}</strong>: {}</p>",
+                "<div class=\"imported\"><p><strong>{}</strong>: imported from {}</p>",
                 escape(&sourced.run.label),
                 escape(&info.source_line())
             );

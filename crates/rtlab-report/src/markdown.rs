@@ -63,7 +63,12 @@ impl ReportExporter for MarkdownReport {
         }
         for sourced in set.runs.iter().filter(|r| r.run.imported.is_some()) {
             if let Some(info) = &sourced.run.imported {
-                let _ = writeln!(out, "\n## Run {}: {}\n", cell(&sourced.run.label), cell(&info.source_line()));
+                let _ = writeln!(
+                    out,
+                    "\n## Run {}: imported from {}\n",
+                    cell(&sourced.run.label),
+                    cell(&info.source_line())
+                );
                 for line in info.describe() {
                     let _ = writeln!(out, "- {}", cell(&line));
                 }

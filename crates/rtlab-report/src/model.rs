@@ -238,10 +238,10 @@ pub struct Measurement {
 }
 
 impl ImportInfo {
-    /// One line naming the source: "imported from cyclictest (cyclictest-histogram): a.hist".
+    /// One line naming the source: "cyclictest (cyclictest-histogram): a.hist".
     pub fn source_line(&self) -> String {
         let tool = self.source_tool.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
-        format!("imported from {} ({}{tool}): {}", self.from, self.layouts.join(" + "), self.files.join(", "))
+        format!("{} ({}{tool}): {}", self.from, self.layouts.join(" + "), self.files.join(", "))
     }
 
     /// What a reader must know to trust the figures of an imported run, one sentence each:

@@ -266,36 +266,25 @@ impl Exporter for TerminalSummary {
         } else {
             String::new()
         };
-        if let Some(info) = &run.imported {
-            // An import states its source and what of it is exact instead of rtlab's set-up.
-            let duration = if run.duration_s > 0.0 { format!(" · {:.1} s", run.duration_s) } else { String::new() };
-            let _ = writeln!(
-                out,
-                "rtlab {} · {} · {} thread{}{interval}{duration}",
-                run.label,
-                e.probes.join(", "),
-                e.cpus.len(),
-                if e.cpus.len() == 1 { "" } else { "s" },
-            );
-            let _ = writeln!(out, "Imported: {}", info.source_line().trim_start_matches("imported from "));
-            for line in info.describe() {
-                let _ = writeln!(out, "  {line}");
-            }
-        } else {
-            let _ = writeln!(
-                out,
-                "rtlab {} · {} · {} CPU{}{interval} · {}{scenarios} · {:.1} s{}",
-                run.label,
-                e.probes.join(", "),
-                e.cpus.len(),
-                if e.cpus.len() == 1 { "" } else { "s" },
+        let plural = if e.cpus.len() == 1 { "" } else { "s" };
+        // An import states its source and what of it is exact instead of rtlab's set-up.
+        let setup = match &run.imported {
+            Some(_) if run.duration_s > 0.0 => format!("thread{plural}{interval} · {:.1} s", run.duration_s),
+            Some(_) => format!("thread{plural}{interval}"),
+            None => format!(
+                "CPU{plural}{interval} · {}{scenarios} · {:.1} s{}",
                 policy_name(run),
                 run.duration_s,
                 if run.simulated { " · SIMULATED CLOCK" } else { "" }
-            );
-        }
-        if run.imported.is_some() {
+            ),
+        };
+        let _ = writeln!(out, "rtlab {} · {} · {} {setup}", run.label, e.probes.join(", "), e.cpus.len());
+        if let Some(info) = &run.imported {
             // The source's own set-up: nothing rtlab observed to note.
+            let _ = writeln!(out, "Imported: {}", info.source_line());
+            for line in info.describe() {
+                let _ = writeln!(out, "  {line}");
+            }
         } else if !run.realtime.real_time_results {
             let _ = writeln!(out, "!! NOT REAL-TIME RESULTS: {}", run.realtime.notes.join(" "));
         } else {

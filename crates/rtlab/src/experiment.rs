@@ -118,6 +118,21 @@ fn list(cpus: &[usize]) -> String {
     cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }
 
+/// A name (the hostname) as a label: characters other than letters, digits, '-' and '_'
+/// replaced by '-', at most 64; "run" when nothing is left.
+pub fn label_from(name: &str) -> String {
+    let label: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .take(64)
+        .collect();
+    if label.is_empty() {
+        "run".into()
+    } else {
+        label
+    }
+}
+
 /// A label is used in a directory name: keep it to a safe character set.
 pub fn check_label(label: &str) -> anyhow::Result<()> {
     if label.is_empty()
@@ -187,18 +202,7 @@ impl RunPlan {
                 check_label(l)?;
                 l.clone()
             }
-            None => {
-                let h: String = hostname
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
-                    .take(64)
-                    .collect();
-                if h.is_empty() {
-                    "run".into()
-                } else {
-                    h
-                }
-            }
+            None => label_from(hostname),
         };
         let output = args
             .output

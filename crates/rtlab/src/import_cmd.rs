@@ -37,7 +37,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
         std::path::PathBuf::from("results").join(format!(
             "{}-{}",
             chrono::Local::now().format("%Y%m%d-%H%M%S"),
-            safe_name(&run.label)
+            crate::experiment::label_from(&run.label)
         ))
     });
     if output.join("run.json").exists() {
@@ -66,9 +66,4 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
         eprintln!("rtlab: warning: report.html was not written: {why}");
     }
     Ok(EXIT_OK)
-}
-
-/// A label as a directory-name part: path separators and spaces replaced.
-fn safe_name(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
 }

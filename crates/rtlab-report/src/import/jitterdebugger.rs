@@ -452,7 +452,7 @@ fn histogram_of(result: &ThreadResult, unit_ns: u64) -> Option<SeriesData> {
     };
     // The buckets are one resolution step wide, so their lower bounds are the values: only
     // an all-overflow min needs placing. A contradiction was rejected while parsing.
-    let _ = super::rtla::pin_recorded_extremes(&mut histogram);
+    let _ = super::pin_recorded_extremes(&mut histogram);
     Some(SeriesData::Histogram(histogram))
 }
 
@@ -562,7 +562,7 @@ fn combine(
         count: Some(result.count),
         avg_ns: result.avg_ns,
     };
-    super::rtla::pin_recorded_extremes(&mut histogram).map_err(disagree)?;
+    super::pin_recorded_extremes(&mut histogram).map_err(disagree)?;
     let note = format!(
         "thread {id}: samples.raw lacks {missing} of the {} samples results.json counts (jitterdebugger's writer stops \
          before draining its buffer); {} of them were below 1000 µs (exact values from the histogram), {missing_above} \

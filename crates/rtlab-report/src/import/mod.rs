@@ -535,16 +535,12 @@ fn record_series(series: &Series, layout: &HistogramLayout) -> Result<(LatencyHi
                 return Err(format!("{what}: histogram bucket width is 0"));
             }
             let mut total: u64 = source.overflows;
-            let mut top = source.max_ns.unwrap_or(0).max(source.overflow_from_ns);
             for &(lower, count) in &source.buckets {
                 check_value(&what, lower)?;
                 total = total
                     .checked_add(count)
                     .filter(|&t| t <= MAX_TOTAL_COUNT)
                     .ok_or_else(|| format!("{what}: more than {MAX_TOTAL_COUNT} samples (a count is out of range)"))?;
-                if count > 0 {
-                    top = top.max(lower);
-                }
             }
             if total > MAX_TOTAL_COUNT {
                 return Err(format!("{what}: more than {MAX_TOTAL_COUNT} samples"));
@@ -585,6 +581,73 @@ fn record_series(series: &Series, layout: &HistogramLayout) -> Result<(LatencyHi
         }
     };
     Ok((histogram, moments))
+}
+
+/// Makes a histogram's exactly recorded extremes exact in the import too. A source that
+/// records min and max exactly while its buckets only say "somewhere in [lower, lower +
+/// width)": every sample of the min's bucket is at least the min, so that bucket's bound
+/// is raised to it; one sample of the max's bucket is the max, so it is moved there (a max
+/// among the overflows is placed by `build_run`). Every recorded value stays a lower bound
+/// of the true one and counts do not change. An extreme outside the lowest / highest
+/// non-empty bucket means the file contradicts itself: Err with the reason.
+pub(crate) fn pin_recorded_extremes(histogram: &mut SourceHistogram) -> Result<(), String> {
+    let width = i64::try_from(histogram.width_ns).map_err(|_| "bucket width out of range".to_string())?;
+    let non_empty = || histogram.buckets.iter().filter(|(_, count)| *count > 0).map(|(lower, _)| *lower);
+    let (lowest, highest) = (non_empty().min(), non_empty().max());
+    let holding = |value: i64| {
+        histogram.buckets.iter().position(|&(lower, count)| {
+            count > 0 && lower <= value && lower.checked_add(width).is_some_and(|upper| value < upper)
+        })
+    };
+    let mut max_bucket: Option<usize> = None;
+    if let Some(max) = histogram.max_ns {
+        if histogram.overflows > 0 {
+            if max < histogram.overflow_from_ns {
+                return Err(format!(
+                    "max {max} ns lies below the overflow bound {} ns, yet {} samples overflowed",
+                    histogram.overflow_from_ns, histogram.overflows
+                ));
+            }
+        } else if let Some(highest) = highest {
+            let bucket = holding(max).ok_or_else(|| format!("max {max} ns lies in no non-empty bucket"))?;
+            if histogram.buckets.get(bucket).map(|b| b.0) != Some(highest) {
+                return Err(format!("max {max} ns is not in the highest non-empty bucket ({highest} ns)"));
+            }
+            if highest != max {
+                max_bucket = Some(bucket);
+            }
+        }
+    }
+    if let Some(min) = histogram.min_ns {
+        match lowest {
+            Some(lowest) => {
+                let bucket = holding(min).ok_or_else(|| format!("min {min} ns lies in no non-empty bucket"))?;
+                let Some(entry) = histogram.buckets.get_mut(bucket) else { return Err("no such bucket".into()) };
+                if entry.0 != lowest {
+                    return Err(format!("min {min} ns is not in the lowest non-empty bucket ({lowest} ns)"));
+                }
+                if max_bucket == Some(bucket) && entry.1 == 1 && histogram.max_ns != Some(min) {
+                    return Err(format!("one sample cannot be both the min {min} ns and a larger max"));
+                }
+                entry.0 = min;
+            }
+            None if histogram.overflows > 0 => {
+                if min < histogram.overflow_from_ns {
+                    return Err(format!("min {min} ns lies below the overflow bound, where no bucket holds a sample"));
+                }
+                // Every sample overflowed: all are at least the min.
+                histogram.overflow_from_ns = min;
+            }
+            None => {}
+        }
+    }
+    if let (Some(bucket), Some(max)) = (max_bucket, histogram.max_ns) {
+        if let Some(entry) = histogram.buckets.get_mut(bucket) {
+            entry.1 = entry.1.saturating_sub(1);
+        }
+        histogram.buckets.push((max, 1));
+    }
+    Ok(())
 }
 
 fn check_value(what: &str, value: i64) -> Result<(), String> {

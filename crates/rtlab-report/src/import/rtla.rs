@@ -27,7 +27,8 @@
 //! only cross-checked, never imported twice.
 
 use super::{
-    scaled, text_lines, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile, SourceHistogram,
+    pin_recorded_extremes, scaled, text_lines, ImportError, ImportOptions, ParsedSource, Series, SeriesData,
+    SourceFile, SourceHistogram,
 };
 
 pub const TIMERLAT_LAYOUT: &str = "rtla-timerlat-histogram";
@@ -638,32 +639,29 @@ fn check_all_block(
             row.as_ref().and_then(|(line, values)| Some((*line, values.get(all_index).copied().flatten()?)))
         };
         let name = kind.all_name();
-        if let (Some((line, total)), Some(_)) = (stated(&all.count), &per_cpu.count) {
-            let sum = of_kind(&per_cpu.count).iter().try_fold(0u64, |a, &c| a.checked_add(c));
-            if sum != Some(total) {
-                return Err(ImportError::at(
-                    path,
-                    line,
-                    format!("ALL {name} count {total} is not the sum of the per-CPU counts ({sum:?})"),
-                ));
-            }
-        }
-        if let (Some((line, min)), Some(_)) = (stated(&all.min), &per_cpu.min) {
-            if of_kind(&per_cpu.min).into_iter().min() != Some(min) {
-                return Err(ImportError::at(
-                    path,
-                    line,
-                    format!("ALL {name} min {min} is not the smallest per-CPU min"),
-                ));
-            }
-        }
-        if let (Some((line, max)), Some(_)) = (stated(&all.max), &per_cpu.max) {
-            if of_kind(&per_cpu.max).into_iter().max() != Some(max) {
-                return Err(ImportError::at(
-                    path,
-                    line,
-                    format!("ALL {name} max {max} is not the largest per-CPU max"),
-                ));
+        // Each ALL row against the same row over the CPUs: (stated, per CPU, combined, what).
+        type Combine = fn(&[u64]) -> Option<u64>;
+        let rows: [(_, _, Combine, &str); 3] = [
+            (
+                &all.count,
+                &per_cpu.count,
+                |v| v.iter().try_fold(0u64, |a, &c| a.checked_add(c)),
+                "the sum of the per-CPU counts",
+            ),
+            (&all.min, &per_cpu.min, |v| v.iter().copied().min(), "the smallest per-CPU min"),
+            (&all.max, &per_cpu.max, |v| v.iter().copied().max(), "the largest per-CPU max"),
+        ];
+        for ((all_row, cpu_row, combine, what), row_name) in rows.into_iter().zip(["count", "min", "max"]) {
+            if let (Some((line, stated_value)), Some(_)) = (stated(all_row), cpu_row) {
+                let combined = combine(&of_kind(cpu_row));
+                if combined != Some(stated_value) {
+                    let shown = if row_name == "count" { format!(" ({combined:?})") } else { String::new() };
+                    return Err(ImportError::at(
+                        path,
+                        line,
+                        format!("ALL {name} {row_name} {stated_value} is not {what}{shown}"),
+                    ));
+                }
             }
         }
     }
@@ -673,73 +671,6 @@ fn check_all_block(
             all_line,
             "the ALL block names a kind of column the histogram does not have",
         ));
-    }
-    Ok(())
-}
-
-/// Makes a histogram's exactly recorded extremes exact in the import too. A source that
-/// records min and max exactly while its buckets only say "somewhere in [lower, lower +
-/// width)": every sample of the min's bucket is at least the min, so that bucket's bound
-/// is raised to it; one sample of the max's bucket is the max, so it is moved there (a max
-/// among the overflows is placed by `build_run`). Every recorded value stays a lower bound
-/// of the true one and counts do not change. An extreme outside the lowest / highest
-/// non-empty bucket means the file contradicts itself: Err with the reason.
-pub(crate) fn pin_recorded_extremes(histogram: &mut SourceHistogram) -> Result<(), String> {
-    let width = i64::try_from(histogram.width_ns).map_err(|_| "bucket width out of range".to_string())?;
-    let non_empty = || histogram.buckets.iter().filter(|(_, count)| *count > 0).map(|(lower, _)| *lower);
-    let (lowest, highest) = (non_empty().min(), non_empty().max());
-    let holding = |value: i64| {
-        histogram.buckets.iter().position(|&(lower, count)| {
-            count > 0 && lower <= value && lower.checked_add(width).is_some_and(|upper| value < upper)
-        })
-    };
-    let mut max_bucket: Option<usize> = None;
-    if let Some(max) = histogram.max_ns {
-        if histogram.overflows > 0 {
-            if max < histogram.overflow_from_ns {
-                return Err(format!(
-                    "max {max} ns lies below the overflow bound {} ns, yet {} samples overflowed",
-                    histogram.overflow_from_ns, histogram.overflows
-                ));
-            }
-        } else if let Some(highest) = highest {
-            let bucket = holding(max).ok_or_else(|| format!("max {max} ns lies in no non-empty bucket"))?;
-            if histogram.buckets.get(bucket).map(|b| b.0) != Some(highest) {
-                return Err(format!("max {max} ns is not in the highest non-empty bucket ({highest} ns)"));
-            }
-            if highest != max {
-                max_bucket = Some(bucket);
-            }
-        }
-    }
-    if let Some(min) = histogram.min_ns {
-        match lowest {
-            Some(lowest) => {
-                let bucket = holding(min).ok_or_else(|| format!("min {min} ns lies in no non-empty bucket"))?;
-                let Some(entry) = histogram.buckets.get_mut(bucket) else { return Err("no such bucket".into()) };
-                if entry.0 != lowest {
-                    return Err(format!("min {min} ns is not in the lowest non-empty bucket ({lowest} ns)"));
-                }
-                if max_bucket == Some(bucket) && entry.1 == 1 && histogram.max_ns != Some(min) {
-                    return Err(format!("one sample cannot be both the min {min} ns and a larger max"));
-                }
-                entry.0 = min;
-            }
-            None if histogram.overflows > 0 => {
-                if min < histogram.overflow_from_ns {
-                    return Err(format!("min {min} ns lies below the overflow bound, where no bucket holds a sample"));
-                }
-                // Every sample overflowed: all are at least the min.
-                histogram.overflow_from_ns = min;
-            }
-            None => {}
-        }
-    }
-    if let (Some(bucket), Some(max)) = (max_bucket, histogram.max_ns) {
-        if let Some(entry) = histogram.buckets.get_mut(bucket) {
-            entry.1 = entry.1.saturating_sub(1);
-        }
-        histogram.buckets.push((max, 1));
     }
     Ok(())
 }

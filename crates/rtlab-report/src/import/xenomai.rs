@@ -849,7 +849,7 @@ fn source_histogram(
                 micros(totals.min_ns)
             ));
         }
-        super::rtla::pin_recorded_extremes(&mut source)?;
+        super::pin_recorded_extremes(&mut source)?;
         return Ok(source);
     }
     // A negative min sits in the bucket of its absolute value, and so may any other negative
