@@ -12,14 +12,21 @@
 //! - [`compare`]: is B better than A? Bootstrap confidence intervals of quantile differences.
 //! - [`curve`]: cumulative-percentage and exceedance curves, fixed-width bins (figures).
 //! - [`units`]: parsing durations ("50us", "30s") and printing ns as µs.
+//! - [`evt`]: pWCET from the tail by extreme value theory (GEV, Gumbel, GPD; PWM and MLE),
+//!   with independence diagnostics and goodness of fit.
+//! - [`taskset`]: task sets (C, T, D, priority, B, J) from TOML or rt-app JSON;
+//!   [`schedulability`]: Liu-Layland, hyperbolic bound and response-time analysis.
 
 pub mod compare;
 pub mod curve;
+pub mod evt;
 pub mod exceedance;
 mod histogram;
 mod moments;
 pub mod requirement;
+pub mod schedulability;
 mod summary;
+pub mod taskset;
 pub mod units;
 
 pub use histogram::{HistogramEncoding, LatencyHistogram, DEFAULT_MAX_NS, SIGNIFICANT_DIGITS};

@@ -15,6 +15,8 @@
 //! - [`report_set::ReportSet`]: the runs of `rtlab report`/`compare`; [`verdict`] judges them
 //!   against requirements, [`tables`] reduces them to the papers' tables, and the
 //!   [`report_set::ReportExporter`]s render them ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the figures.
+//! - [`pwcet`]: a metric's tail analysis (EVT) from its measurements; [`taskset_run::TasksetRun`]:
+//!   a task set run for real, measured beside its analysis.
 
 pub mod csv_report;
 pub mod digest;
@@ -29,9 +31,11 @@ pub mod markdown;
 pub mod model;
 pub mod per_setting;
 pub mod png;
+pub mod pwcet;
 pub mod raw_csv;
 pub mod report_set;
 pub mod tables;
+pub mod taskset_run;
 pub mod terminal;
 pub mod verdict;
 

@@ -42,6 +42,10 @@ pub struct RunResult {
     /// than measured by rtlab: what it came from and which figures are exact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<ImportInfo>,
+    /// Set by `rtlab run --taskset`: the task set, its analysis and per task the measured
+    /// response times and deadline misses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taskset: Option<crate::taskset_run::TasksetRun>,
 }
 
 /// Where an imported run came from, and what of it is known. Fields of [`RunResult`] that

@@ -36,6 +36,11 @@ pub enum Command {
     /// Convert other tools' results (cyclictest, rtla, jitterdebugger, Xenomai) into a
     /// results directory that report, compare and --require work on
     Import(ImportArgs),
+    /// Is a task set schedulable on this platform? Utilization bounds and response-time
+    /// analysis with the platform's measured activation latency and task-switch time
+    Check(CheckArgs),
+    /// The published evaluations, end to end: `suite list`, `suite NAME [--quick]`
+    Suite(SuiteArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout
     Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout
@@ -168,6 +173,11 @@ pub struct RunArgs {
     /// hold): <metric> <statistic> < <bound>, statistic max, mean or pNN[.N]. Exit 1 when not met
     #[arg(long = "require", value_name = "EXPR")]
     pub require: Vec<String>,
+    /// Run a task set for real (TOML or rt-app JSON): one SCHED_FIFO thread per task,
+    /// released by absolute periodic timers, busy for C; per-job response times and deadline
+    /// misses (instead of --probe)
+    #[arg(long, value_name = "FILE", conflicts_with = "probe")]
+    pub taskset: Option<PathBuf>,
     /// Scenario presets defined in the experiment file: name -> loads.
     #[arg(skip)]
     pub presets: std::collections::BTreeMap<String, String>,
@@ -178,6 +188,58 @@ pub struct SysinfoArgs {
     /// Print as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// Output of `rtlab check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Terminal,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The task set: rtlab TOML or rt-app JSON (recognised by content)
+    #[arg(value_name = "TASKSET")]
+    pub taskset: PathBuf,
+    /// A results directory (or run.json) whose measured activation latency and task-switch
+    /// time the analysis charges to every task
+    #[arg(long, value_name = "RESULT")]
+    pub platform: Option<PathBuf>,
+    /// Statistic of the platform's figures: max, pNN[.N] or pwcet(P) [default: max]
+    #[arg(long, value_name = "STAT")]
+    pub jitter_stat: Option<String>,
+    /// Activation latency (release jitter) charged to every task, overriding the platform's
+    #[arg(long, value_name = "TIME")]
+    pub jitter: Option<String>,
+    /// Task-switch time charged twice per job, overriding the platform's
+    #[arg(long, value_name = "TIME")]
+    pub switch: Option<String>,
+    /// Output format
+    #[arg(long, short = 'f', value_enum, default_value = "terminal")]
+    pub format: CheckFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// `list`, a suite's name (akamina-2004, ...) or a suite file (TOML)
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Scale every duration down so the suite finishes in minutes (the report says so)
+    #[arg(long, conflicts_with = "long")]
+    pub quick: bool,
+    /// The paper's long-duration variant where it has one (regnier-2008: 14 hours)
+    #[arg(long)]
+    pub long: bool,
+    /// Name of this configuration, used in the directory name and reports [default: the hostname]
+    #[arg(long, short = 'l')]
+    pub label: Option<String>,
+    /// Results directory of the suite [default: results/<YYYYmmdd-HHMMSS>-<suite>-<label>]
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Print nothing while running
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// Output formats of `report` and `compare`.

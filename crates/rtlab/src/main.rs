@@ -1,6 +1,7 @@
 //! rtlab: argument parsing -> validated experiment -> lifecycle runner -> results
 //! directory -> exporters.
 
+mod check_cmd;
 mod cli;
 mod errors;
 mod experiment;
@@ -11,6 +12,7 @@ mod probe_plan;
 mod progress;
 mod runner;
 mod simulated_host;
+mod suite_cmd;
 
 use anyhow::Context;
 use clap::Parser;
@@ -39,6 +41,8 @@ fn main() -> ExitCode {
         Command::Sysinfo(args) => cmd_sysinfo(&args),
         Command::Export(args) => cmd_export(&args),
         Command::Import(args) => import_cmd::cmd_import(&args),
+        Command::Check(args) => check_cmd::cmd_check(&args),
+        Command::Suite(args) => suite_cmd::cmd_suite(&args),
         Command::Completions(args) => packaging::cmd_completions(&args),
         Command::Manpage(args) => packaging::cmd_manpage(&args),
         Command::LoadHost(args) => cmd_load_host(&args),

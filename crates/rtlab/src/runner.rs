@@ -218,6 +218,7 @@ pub fn run(
         resources: Resources { peak_rss_kib: if simulated { None } else { rtlab_sys::memory::peak_rss_kib() } },
         verdict: None,
         imported: None,
+        taskset: None,
     };
     result.check().map_err(|e| environment(format!("internal inconsistency in the results: {e}")))?;
     if !plan.requirements.is_empty() {

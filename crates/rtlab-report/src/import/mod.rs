@@ -467,6 +467,7 @@ pub fn build_run(
         resources: Resources { peak_rss_kib: None },
         verdict: None,
         imported: Some(info),
+        taskset: None,
     };
     run.check()?;
     Ok(run)
