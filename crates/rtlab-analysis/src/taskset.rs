@@ -286,7 +286,7 @@ fn validate_with(set: &TaskSet, fields: FieldNames) -> Result<(), TaskSetError> 
                 &task.name,
                 fields.wcet,
                 format!(
-                    "C = {} exceeds the deadline D = {}: the task cannot finish in time even alone (0 < C ≤ D ≤ T)",
+                    "{} exceeds the deadline D = {}: the task cannot finish in time even alone (0 < C ≤ D ≤ T)",
                     in_us(task.wcet_ns as i64),
                     in_us(task.deadline_ns as i64)
                 ),
@@ -297,7 +297,7 @@ fn validate_with(set: &TaskSet, fields: FieldNames) -> Result<(), TaskSetError> 
                 &task.name,
                 fields.deadline,
                 format!(
-                    "D = {} exceeds the period T = {}: rtlab analyses constrained deadlines (0 < C ≤ D ≤ T)",
+                    "{} exceeds the period T = {}: rtlab analyses constrained deadlines (0 < C ≤ D ≤ T)",
                     in_us(task.deadline_ns as i64),
                     in_us(task.period_ns as i64)
                 ),
