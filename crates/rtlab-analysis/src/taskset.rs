@@ -582,10 +582,9 @@ mod rt_app {
     ];
 
     pub(super) fn parse(text: &str) -> Result<TaskSet, TaskSetError> {
-        let root: Json = json5::from_str(text).map_err(|e| {
-            let place = e.position().map(|p| format!(" at line {}, column {}", p.line + 1, p.column + 1));
-            TaskSetError::of_file("file", format!("not valid rt-app JSON{}: {e}", place.unwrap_or_default()))
-        })?;
+        // json5's message ends with the line and column.
+        let root: Json =
+            json5::from_str(text).map_err(|e| TaskSetError::of_file("file", format!("not valid rt-app JSON: {e}")))?;
         let Json::Object(top) = root else {
             return Err(TaskSetError::of_file("file", "an rt-app file is a JSON object"));
         };
