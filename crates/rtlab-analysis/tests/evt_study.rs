@@ -77,3 +77,35 @@ fn accuracy_study() {
         study(&format!("GPD u {location} σ {scale} ξ {shape}"), |u| g.quantile_of_sf(u), g.quantile_of_sf(1e-9), seeds);
     }
 }
+
+/// The cost of one analysis the size of a one-hour run at 1 kHz (3600 block maxima, a
+/// 2000-pair tail), default configuration: printed, not asserted (the machine is shared).
+#[test]
+#[ignore = "timing: run by hand"]
+fn analysis_time() {
+    let g = Gumbel::new(50_000.0, 500.0).unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+    let samples: Vec<f64> = (0..360_000).map(|_| g.quantile(1.0 - rng.random::<f64>())).collect();
+    let input = input(&samples);
+    assert_eq!((input.block_maxima_ns.len(), input.tail_ns.len()), (3600, 2000));
+    for config in [PwcetConfig::default(), PwcetConfig { bootstrap_resamples: 0, ..PwcetConfig::default() }] {
+        let (start, cpu_start) = (std::time::Instant::now(), thread_cpu_s());
+        let analysis = analyse(&input, &config).unwrap();
+        println!(
+            "{} bootstrap replicates: {:?} wall, {:.2} s CPU ({})",
+            config.bootstrap_resamples,
+            start.elapsed(),
+            thread_cpu_s() - cpu_start,
+            analysis.chosen_because
+        );
+    }
+}
+
+/// CPU time of this thread in s (user + system, from /proc; 10 ms resolution).
+fn thread_cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<f64> = after_name.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    // Fields 14 and 15 of stat are utime and stime; after the name, fields start at 3 (state).
+    (fields.get(10).unwrap_or(&0.0) + fields.get(11).unwrap_or(&0.0)) / 100.0
+}
