@@ -540,3 +540,20 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn bootstrap_cost_is_capped_and_can_be_turned_off() {
+    let gumbel = Gumbel::new(20_000.0, 500.0).unwrap();
+    let series = draw(5000, 17, |u| gumbel.quantile(u));
+    let config = PwcetConfig { bootstrap_resamples: 300, ..PwcetConfig::default() };
+    let analysis = analyse(&series_input(series.clone()), &config).unwrap();
+    assert!(
+        analysis.warnings.iter().any(|w| w.contains("used 200 replicates instead of 300")),
+        "{:?}",
+        analysis.warnings
+    );
+    let config = PwcetConfig { bootstrap_resamples: 0, ..PwcetConfig::default() };
+    let analysis = analyse(&series_input(series), &config).unwrap();
+    assert!(analysis.estimates.iter().all(|e| e.ci_low_ns == e.value_ns && e.ci_high_ns == e.value_ns));
+    assert!(analysis.warnings.iter().any(|w| w.contains("No bootstrap was asked for")), "{:?}", analysis.warnings);
+}
