@@ -42,4 +42,6 @@ pub enum AnalysisError {
     Duration { text: String, reason: String },
     #[error("invalid requirement {text:?}: {reason}")]
     Requirement { text: String, reason: String },
+    #[error("pWCET: {0}")]
+    Pwcet(String),
 }
