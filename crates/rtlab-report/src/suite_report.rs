@@ -104,13 +104,8 @@ pub fn check_same_suite(suites: &[LoadedSuite]) -> Result<(), ReportError> {
 pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError> {
     check_same_suite(suites)?;
     let first = &suites[0].record;
-    let era = if first.suite.paper_era.is_empty() {
-        PUBLISHED.to_string()
-    } else {
-        format!("{PUBLISHED} ({})", first.suite.paper_era)
-    };
     let mut views = Vec::new();
-    for (t, table) in first.tables.iter().enumerate() {
+    for table in &first.tables {
         // The same table of every suite run (matched by id; a suite file edited between runs
         // may lack it).
         let measured: Vec<(&str, Option<&SuiteTable>)> = suites
@@ -164,11 +159,10 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
             }
         };
         notes.push(format!(
-            "Values in {unit}. Rows or columns marked \"paper\" are {era}; \"rtlab\" rows and the labelled columns \
-             were measured by rtlab{}.",
-            if suites.iter().any(|s| s.record.quick) { " (quick: not the paper's sample counts)" } else { "" }
+            "Values in {unit}. \"paper\": as printed ({PUBLISHED}); \"rtlab\" and the labelled columns: measured \
+             by rtlab{}.",
+            if suites.iter().any(|s| s.record.quick) { ", quick: not the paper's sample counts" } else { "" }
         ));
-        let _ = t;
         views.push(TableView {
             id: spec.id.clone(),
             title: spec.title.clone(),
@@ -247,6 +241,9 @@ pub fn terminal_text(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     let first = &suites[0].record;
     let mut out = String::new();
     let _ = writeln!(out, "Suite {}: {}", first.suite.name, first.suite.title);
+    if !first.suite.paper_era.is_empty() {
+        let _ = writeln!(out, "  paper: {PUBLISHED} ({})", first.suite.paper_era);
+    }
     for s in suites {
         let r = &s.record;
         let _ = writeln!(out, "  {}: {} · {}{}", r.label, r.machine, mode_line(r), interrupted_suffix(r));
@@ -352,9 +349,12 @@ pub fn markdown(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     Ok(out)
 }
 
+/// A figure of a suite: its specification, and the figure or why it could not be drawn.
+pub type SuiteFigure = (FigureSpec, Result<Figure, String>);
+
 /// The figures of the suite, drawn from the conditions' runs: one curve per condition (per
 /// suite label and condition in a comparison). A figure with no data is a note instead.
-pub fn suite_figures(suites: &[LoadedSuite]) -> Result<Vec<(FigureSpec, Result<Figure, String>)>, ReportError> {
+pub fn suite_figures(suites: &[LoadedSuite]) -> Result<Vec<SuiteFigure>, ReportError> {
     check_same_suite(suites)?;
     let mut out = Vec::new();
     for spec in &suites[0].record.figures {
@@ -379,7 +379,7 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
             if !run.measurements.iter().any(|m| m.metric == metric) {
                 let gaps = s.record.conditions.iter().find(|c| &c.name == name).map(|c| c.gaps.join("; "));
                 missing.push(match gaps.filter(|g| !g.is_empty()) {
-                    Some(g) => format!("{shown}: not measured: {g}"),
+                    Some(g) => format!("{shown}: {g}"),
                     None => format!("{shown}: the run has no {metric} measurements"),
                 });
                 continue;
@@ -392,7 +392,7 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
         }
     }
     if runs.is_empty() {
-        return Ok(Err(format!("not measured: {}", missing.join("; "))));
+        return Ok(Err(format!("Not measured: {}.", join_reasons(&missing))));
     }
     if !spec.kind.eq("cumulative") {
         return Ok(Err(format!("kind {:?} is not drawn in suite reports yet; see the condition reports", spec.kind)));
@@ -419,9 +419,22 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
         );
     }
     if !missing.is_empty() {
-        let _ = write!(figure.description, " Not drawn: {}.", missing.join("; "));
+        let _ = write!(figure.description, " Not drawn: {}.", join_reasons(&missing));
     }
     Ok(Ok(figure))
+}
+
+/// "who: why" items, those with the same reason joined: "unloaded, loaded: why".
+fn join_reasons(items: &[String]) -> String {
+    let mut grouped: Vec<(Vec<&str>, &str)> = Vec::new();
+    for item in items {
+        let (who, why) = item.split_once(": ").unwrap_or((item.as_str(), ""));
+        match grouped.iter_mut().find(|(_, w)| *w == why) {
+            Some((whos, _)) => whos.push(who),
+            None => grouped.push((vec![who], why)),
+        }
+    }
+    grouped.iter().map(|(whos, why)| format!("{}: {why}", whos.join(", "))).collect::<Vec<_>>().join("; ")
 }
 
 /// The run as one configuration of a figure: named `shown`, holding only `metric`.
@@ -433,6 +446,13 @@ fn figure_run(run: &RunResult, metric: &str, shown: &str) -> RunResult {
     if let Some(first) = run.measurements.first().map(|m| m.scenario.clone()) {
         run.scenarios.retain(|s| s.name == first);
         run.measurements.retain(|m| m.scenario == first);
+    }
+    // A figure of one run names its curve by the scenario: name both as the figure shows it.
+    for s in &mut run.scenarios {
+        s.name = shown.to_string();
+    }
+    for m in &mut run.measurements {
+        m.scenario = shown.to_string();
     }
     run
 }
@@ -689,12 +709,13 @@ fn short_time(rfc3339: &str) -> String {
 fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: bool) {
     let class = if v.met { "met" } else { "not-met" };
     let who = if labelled { format!(" ({})", escape(&record.label)) } else { String::new() };
+    let summary = v.summary.strip_prefix(&format!("{}: ", v.word())).unwrap_or(&v.summary);
     let _ = writeln!(
         page,
         "<div class=\"banner verdict {class}\"><span class=\"word\">{}</span>Requirement{who}: {}<br>{}",
         v.word(),
         escape(&record.requirements.join("; ")),
-        escape(&v.summary)
+        escape(summary)
     );
     page.push_str("<ul>\n");
     for c in &v.checks {
@@ -718,7 +739,11 @@ fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: b
     }
     page.push_str("</ul>\n");
     if !v.caveats.is_empty() {
-        let _ = writeln!(page, "<p class=\"muted\">Caveats: {}</p>", escape(&v.caveats.join(" ")));
+        page.push_str("<p class=\"muted\">Caveats:</p>\n<ul class=\"notes\">\n");
+        for c in &v.caveats {
+            let _ = writeln!(page, "<li>{}</li>", escape(c));
+        }
+        page.push_str("</ul>\n");
     }
     page.push_str("</div>\n");
 }
