@@ -12,7 +12,7 @@ mod probe_plan;
 mod progress;
 mod runner;
 mod simulated_host;
-mod suite_cmd;
+mod suite;
 
 use anyhow::Context;
 use clap::Parser;
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd_export(&args),
         Command::Import(args) => import_cmd::cmd_import(&args),
         Command::Check(args) => check_cmd::cmd_check(&args),
-        Command::Suite(args) => suite_cmd::cmd_suite(&args),
+        Command::Suite(args) => suite::cmd_suite(&args),
         Command::Completions(args) => packaging::cmd_completions(&args),
         Command::Manpage(args) => packaging::cmd_manpage(&args),
         Command::LoadHost(args) => cmd_load_host(&args),
@@ -125,6 +125,10 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
 /// `rtlab report` and `rtlab compare`: saved runs -> terminal text and one report document.
 fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+    // Suite directories (suite.json) have their own report: the paper's tables.
+    if args.results.iter().any(|p| rtlab_report::suite::SuiteRecord::is_suite(p)) {
+        return suite::cmd_report_suites(args, compare);
+    }
     let requirements = experiment::parse_requirements(&args.require)?;
     let mut runs = Vec::new();
     for path in &args.results {
