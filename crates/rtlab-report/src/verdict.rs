@@ -380,11 +380,79 @@ mod tests {
         assert!(p.notes.iter().any(|n| n.contains("close to the max")), "{:?}", p.notes);
     }
 
+    /// 120 s simulated at 1 kHz on two CPUs: 120 per-second maxima per configuration.
+    fn long_fixture() -> RunResult {
+        serde_json::from_str(include_str!("../tests/fixtures/simulated-120s.run.json")).unwrap()
+    }
+
     #[test]
-    fn pwcet_is_refused_with_a_clear_error() {
-        let run = fixture();
-        let e = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 1ms"])).unwrap_err();
-        assert!(e.to_string().contains("pwcet needs the EVT analysis, not available yet"), "{e}");
+    fn pwcet_is_judged_from_the_tail_analysis() {
+        let run = long_fixture();
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10s", "timer pwcet(1e-9) < 10us"])).unwrap();
+        let (met, not_met) = (&v.checks[0], &v.checks[1]);
+        let measured = met.measured_ns.expect("an estimate");
+        assert_eq!(not_met.measured_ns, Some(measured), "one analysis, one estimate");
+        assert!(met.met && !not_met.met);
+        assert_eq!(met.margin_ns, Some(10_000_000_000 - measured));
+        assert_eq!(not_met.margin_ns, Some(10_000 - measured));
+        assert!(!v.met);
+        assert!(v.summary.starts_with("NOT MET: 1 of 2 checks failed; the worst: timer.latency pwcet(1e-9) was"));
+        // The notes carry the confidence interval and the fit.
+        let notes = met.notes.join("\n");
+        assert!(notes.contains("pWCET at 1e-9 per activation"), "{notes}");
+        assert!(notes.contains("% confidence interval"), "{notes}");
+        assert!(notes.contains("fit: "), "{notes}");
+        assert_eq!(met.samples, run.measurements_of("idle", "timer.latency").map(|m| m.count).sum::<u64>());
+        // Samples above the bound are counted from the histogram as for any statistic.
+        assert_eq!(met.samples_above_bound, 0);
+        assert!(not_met.samples_above_bound > 0);
+    }
+
+    #[test]
+    fn a_requirement_probability_outside_the_table_gets_its_interval() {
+        let run = long_fixture();
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-7) < 10s"])).unwrap();
+        let check = &v.checks[0];
+        assert!(check.met, "{check:?}");
+        assert!(check.notes.iter().any(|n| n.starts_with("pWCET at 1e-7 per activation")), "{:?}", check.notes);
+    }
+
+    #[test]
+    fn too_little_data_is_not_met_with_the_reason() {
+        let mut run = fixture();
+        // Two seconds of two CPUs, 12 samples each.
+        for m in &mut run.measurements {
+            let mut h = rtlab_analysis::LatencyHistogram::new(run.experiment.histogram_max_ns).unwrap();
+            let mut moments = rtlab_analysis::Moments::new();
+            for v in 0..12 {
+                h.record(10_000 + v * 100);
+                moments.record(10_000 + v * 100);
+            }
+            m.count = 12;
+            m.cycles = 12;
+            m.overruns = 0;
+            m.summary = rtlab_analysis::Summary::from_parts(&h, &moments);
+            m.moments = moments;
+            m.histogram = h.encode().unwrap();
+            m.per_second_max_ns = vec![Some(11_100), Some(11_000)];
+        }
+        run.check().unwrap();
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10s"])).unwrap();
+        let check = &v.checks[0];
+        assert!(!check.met && check.measured_ns.is_none());
+        assert_eq!(check.samples, 24);
+        assert!(
+            check.notes[0].starts_with("no pWCET: the tail analysis could not be made (2 block maxima, 24 samples)"),
+            "{:?}",
+            check.notes
+        );
+        assert!(
+            v.summary.starts_with(
+                "NOT MET: 1 of 1 check failed; timer.latency pwcet(1e-9) could not be estimated under idle: no pWCET"
+            ),
+            "{}",
+            v.summary
+        );
     }
 
     #[test]
