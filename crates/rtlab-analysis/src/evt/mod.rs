@@ -1,0 +1,719 @@
+//! pWCET by extreme value theory: the measured tail of a latency distribution extrapolated
+//! to exceedance probabilities no run can observe (1e-9 per activation).
+//!
+//! Conventions (documented in docs/pwcet.md):
+//! - GEV: F(x) = exp(-(1 + ξ (x - μ)/σ)^(-1/ξ)), ξ > 0 heavy (Fréchet) tail, ξ = 0 Gumbel,
+//!   ξ < 0 bounded (Weibull). scipy's `genextreme` uses c = -ξ; R's `evd`/`ismev` use ξ.
+//! - GPD: P(X - u > y | X > u) = (1 + ξ y/σ)^(-1/ξ), the same sign of ξ (scipy `genpareto`
+//!   c = ξ).
+//! - Probabilities are per activation (per sample); a block maximum of n samples exceeds
+//!   x with probability 1 - (1 - p)^n.
+//!
+//! Main types: [`TailInput`] (what a run provides), [`PwcetConfig`], [`PwcetAnalysis`] (fits,
+//! estimates with confidence intervals, diagnostics, curves for the figures, warnings), and
+//! the distributions [`Gev`], [`Gumbel`], [`Gpd`].
+//!
+//! Method (docs/pwcet.md says it in full): block maxima are fitted with a GEV and a Gumbel,
+//! the samples above a threshold of the tail with a GPD, each by probability-weighted moments
+//! (`pwm`) and maximum likelihood (`mle`); one fit is chosen by a fixed rule ([`analyse`]),
+//! its pWCET gets a bootstrap confidence interval (`bootstrap`), the block maxima are tested
+//! for independence and stationarity before, and the fit against held-out data after
+//! (`diagnostics`).
+
+// `!(x > 0.0)` is deliberate throughout: unlike `x <= 0.0` it is also true for NaN, which is
+// what keeps an invalid number from passing a check.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+mod bootstrap;
+mod curves;
+mod diagnostics;
+pub mod distributions;
+mod fit;
+mod mle;
+mod pwm;
+mod sample;
+
+pub use distributions::{Gev, Gpd, Gumbel};
+
+use crate::AnalysisError;
+use fit::{FitData, Model};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::SeedableRng;
+use rand_distr::{Binomial, Distribution};
+use sample::Observations;
+use serde::{Deserialize, Serialize};
+
+/// The default per-activation exceedance probabilities of a pWCET table.
+pub const DEFAULT_PROBABILITIES: [f64; 3] = [1e-6, 1e-9, 1e-12];
+
+/// What a run provides to the tail analysis: its block maxima in time order and/or its
+/// largest samples (value, count), in ns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TailInput {
+    /// Maxima of consecutive blocks in time order (per-second maxima; blocks without samples
+    /// left out).
+    pub block_maxima_ns: Vec<f64>,
+    /// Samples per block on average (sample rate x block length).
+    pub samples_per_block: f64,
+    /// The distribution's upper tail as (value ns, count), ascending, from raw samples or a
+    /// histogram; may be empty. Peaks over a threshold are taken from it.
+    pub tail_ns: Vec<(f64, u64)>,
+    /// Samples in the whole distribution (tail and below).
+    pub total_samples: u64,
+    /// Samples per second, to turn per-activation probabilities into per-hour ones.
+    pub sample_rate_hz: f64,
+}
+
+/// Which fit estimates the pWCET a requirement or a task-set check uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TailModel {
+    /// Block maxima, generalized extreme value distribution.
+    Gev,
+    /// Block maxima, Gumbel (GEV with ξ = 0).
+    Gumbel,
+    /// Peaks over a threshold, generalized Pareto distribution.
+    Gpd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Estimator {
+    /// Probability-weighted moments (Hosking).
+    Pwm,
+    /// Maximum likelihood.
+    Mle,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PwcetConfig {
+    /// Per-activation exceedance probabilities of the table.
+    pub probabilities: Vec<f64>,
+    /// Confidence level of the intervals (0.95).
+    pub confidence: f64,
+    /// Bootstrap resamples for the confidence intervals.
+    pub bootstrap_resamples: usize,
+    /// Seed of the bootstrap (results are reproducible).
+    pub seed: u64,
+    /// Significance level of the diagnostics (0.05).
+    pub significance: f64,
+}
+
+impl Default for PwcetConfig {
+    fn default() -> Self {
+        PwcetConfig {
+            probabilities: DEFAULT_PROBABILITIES.to_vec(),
+            confidence: 0.95,
+            bootstrap_resamples: 200,
+            seed: 1,
+            significance: 0.05,
+        }
+    }
+}
+
+/// One fitted tail model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailFit {
+    pub model: TailModel,
+    pub estimator: Estimator,
+    /// μ (GEV, Gumbel) or the threshold u (GPD), ns.
+    pub location_ns: f64,
+    /// σ, ns.
+    pub scale_ns: f64,
+    /// ξ (0 for Gumbel), convention above.
+    pub shape: f64,
+    /// Observations fitted (blocks, or exceedances over the threshold).
+    pub observations: usize,
+    /// GPD: the fraction of all samples above the threshold.
+    pub exceedance_rate: Option<f64>,
+    /// GEV, Gumbel: samples per block (turns a block's probability into a per-activation one).
+    pub samples_per_block: Option<f64>,
+}
+
+/// pWCET at one probability from the chosen fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PwcetEstimate {
+    /// Per activation.
+    pub probability: f64,
+    /// The probability that at least one activation in an hour exceeds the value, at the
+    /// run's sample rate.
+    pub per_hour_probability: f64,
+    pub value_ns: f64,
+    /// Confidence interval (bootstrap), ns.
+    pub ci_low_ns: f64,
+    pub ci_high_ns: f64,
+}
+
+/// A statistical test and its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// "Ljung-Box (20 lags)", "runs test", "Kolmogorov-Smirnov, first vs second half",
+    /// "Kolmogorov-Smirnov, held-out blocks".
+    pub test: String,
+    /// What it was applied to ("block maxima").
+    pub on: String,
+    pub statistic: f64,
+    pub p_value: f64,
+    /// p-value at or above the significance level.
+    pub passed: bool,
+}
+
+/// Points of the figures, ns and probabilities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TailCurves {
+    /// Empirical per-activation exceedance probability of each observed value.
+    pub empirical: Vec<(f64, f64)>,
+    /// The chosen fit's per-activation exceedance curve, down to the smallest probability.
+    pub fitted: Vec<(f64, f64)>,
+    /// QQ plot: (fitted quantile, observed value) for each fitted observation.
+    pub qq: Vec<(f64, f64)>,
+}
+
+/// The whole tail analysis of one distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PwcetAnalysis {
+    /// Every fit made (GEV PWM/MLE, Gumbel, GPD PWM/MLE where there was enough data).
+    pub fits: Vec<TailFit>,
+    /// Index in `fits` of the one the estimates, curves and `pwcet_ns` use.
+    pub chosen: usize,
+    /// Why that one (one sentence).
+    pub chosen_because: String,
+    pub estimates: Vec<PwcetEstimate>,
+    /// Independence and identical-distribution tests, before fitting.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Goodness of fit on held-out data, after fitting.
+    pub goodness_of_fit: Vec<Diagnostic>,
+    pub curves: TailCurves,
+    /// Tests failed, too few blocks, heavy tail (ξ > 0), ... one sentence each.
+    pub warnings: Vec<String>,
+}
+
+impl PwcetAnalysis {
+    /// pWCET at a per-activation exceedance probability from the chosen fit, ns.
+    pub fn pwcet_ns(&self, probability: f64) -> Option<f64> {
+        self.fits.get(self.chosen)?.pwcet_ns(probability)
+    }
+
+    /// The chosen fit.
+    pub fn chosen_fit(&self) -> Option<&TailFit> {
+        self.fits.get(self.chosen)
+    }
+}
+
+impl TailFit {
+    fn from_model(model: TailModel, estimator: Estimator, fitted: &Model, observations: &Observations) -> TailFit {
+        let (location_ns, scale_ns, shape) = fitted.parameters();
+        let (samples_per_block, exceedance_rate) = match fitted {
+            Model::Block { samples_per_block, .. } => (Some(*samples_per_block), None),
+            Model::Pot { exceedance_rate, .. } => (None, Some(*exceedance_rate)),
+        };
+        TailFit {
+            model,
+            estimator,
+            location_ns,
+            scale_ns,
+            shape,
+            observations: observations.total().round() as usize,
+            exceedance_rate,
+            samples_per_block,
+        }
+    }
+
+    fn model(&self) -> Option<Model> {
+        match self.model {
+            TailModel::Gev | TailModel::Gumbel => Some(Model::Block {
+                gev: Gev::new(self.location_ns, self.scale_ns, self.shape)?,
+                samples_per_block: self.samples_per_block.filter(|n| *n >= 1.0)?,
+            }),
+            TailModel::Gpd => Some(Model::Pot {
+                gpd: Gpd::new(self.location_ns, self.scale_ns, self.shape)?,
+                exceedance_rate: self.exceedance_rate.filter(|r| *r > 0.0 && *r <= 1.0)?,
+            }),
+        }
+    }
+
+    /// The value (ns) that one activation exceeds with probability `probability`; None outside
+    /// (0, 1) or, for the GPD, above the exceedance rate (below the threshold the GPD says
+    /// nothing).
+    pub fn pwcet_ns(&self, probability: f64) -> Option<f64> {
+        self.model()?.pwcet_ns(probability)
+    }
+
+    /// The probability that one activation exceeds `value_ns`; None below a GPD's threshold.
+    pub fn exceedance_probability(&self, value_ns: f64) -> Option<f64> {
+        self.model()?.exceedance_probability(value_ns)
+    }
+}
+
+/// Probability that at least one of `rate_hz` × 3600 activations in an hour exceeds a value each
+/// activation exceeds with probability `p`: 1 - (1 - p)^(rate·3600), precise for p = 1e-12.
+pub fn per_hour_probability(p: f64, rate_hz: f64) -> f64 {
+    -(rate_hz * 3600.0 * (-p).ln_1p()).exp_m1()
+}
+
+/// A fit that failed; the reason goes into a warning.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FitFailure(pub String);
+
+impl FitFailure {
+    pub(crate) fn new(reason: impl Into<String>) -> FitFailure {
+        FitFailure(reason.into())
+    }
+}
+
+/// Fewest block maxima (or exceedances) any fit is made from.
+pub const MIN_OBSERVATIONS: usize = 10;
+/// Fewest block maxima for the three-parameter GEV to be the chosen fit (and below which a
+/// warning says to run longer).
+pub const MIN_BLOCKS: usize = 30;
+/// Fewest exceedances for the GPD to be preferred to a Gumbel of few blocks (and below which a
+/// warning says so).
+pub const MIN_EXCEEDANCES: usize = 50;
+/// The threshold leaves this fraction of all samples above it ...
+pub const EXCEEDANCE_FRACTION: f64 = 0.01;
+/// ... but at least this many (when the tail holds them) ...
+pub const MIN_THRESHOLD_EXCEEDANCES: f64 = 50.0;
+/// ... and at most this many.
+pub const MAX_THRESHOLD_EXCEEDANCES: f64 = 1000.0;
+/// Shape above which the tail is so heavy that the extrapolation is unreliable.
+pub const UNRELIABLE_SHAPE: f64 = 0.2;
+/// Points of the fitted curve.
+pub const FITTED_CURVE_POINTS: usize = 61;
+/// Most points of the empirical curve and of the QQ plot (the top of the tail is kept whole).
+pub const MAX_FIGURE_POINTS: usize = 500;
+
+/// The error of this module (the crate's error type has no variant of its own for it yet).
+fn pwcet_error(reason: impl std::fmt::Display) -> AnalysisError {
+    AnalysisError::Histogram(format!("pWCET: {reason}"))
+}
+
+fn validate(input: &TailInput, config: &PwcetConfig) -> Result<(), AnalysisError> {
+    if let Some(p) = config.probabilities.iter().find(|p| !(**p > 0.0 && **p < 1.0)) {
+        return Err(pwcet_error(format!("probability {p} is not between 0 and 1")));
+    }
+    if !(config.confidence > 0.0 && config.confidence < 1.0) {
+        return Err(pwcet_error(format!("confidence {} is not between 0 and 1", config.confidence)));
+    }
+    if !(config.significance > 0.0 && config.significance < 1.0) {
+        return Err(pwcet_error(format!("significance {} is not between 0 and 1", config.significance)));
+    }
+    if input.block_maxima_ns.iter().any(|x| !x.is_finite()) {
+        return Err(pwcet_error("a block maximum is not a finite number"));
+    }
+    let block_size_valid = input.samples_per_block >= 1.0 && input.samples_per_block.is_finite();
+    if !input.block_maxima_ns.is_empty() && !block_size_valid {
+        return Err(pwcet_error(format!(
+            "{} samples per block: a block holds at least one sample",
+            input.samples_per_block
+        )));
+    }
+    if input.tail_ns.iter().any(|(x, _)| !x.is_finite()) {
+        return Err(pwcet_error("a tail value is not a finite number"));
+    }
+    let tail_count: u64 = input.tail_ns.iter().map(|(_, c)| *c).fold(0, u64::saturating_add);
+    if tail_count > input.total_samples {
+        return Err(pwcet_error(format!(
+            "the tail holds {tail_count} samples but the distribution only {}",
+            input.total_samples
+        )));
+    }
+    if !(input.sample_rate_hz > 0.0 && input.sample_rate_hz.is_finite()) {
+        return Err(pwcet_error(format!("sample rate {} Hz: it must be positive", input.sample_rate_hz)));
+    }
+    Ok(())
+}
+
+/// The peaks-over-threshold data of a tail: the threshold is the largest tail value that leaves
+/// at least `target` = clamp(1 % of all samples, 50, 1000) samples strictly above it (ties make
+/// it more); when the tail holds fewer, its smallest value. None when nothing lies above it.
+pub(crate) fn peaks_over_threshold(tail: &Observations, total_samples: f64) -> Option<(f64, Observations)> {
+    let target =
+        (EXCEEDANCE_FRACTION * total_samples).ceil().clamp(MIN_THRESHOLD_EXCEEDANCES, MAX_THRESHOLD_EXCEEDANCES);
+    let mut above = 0.0;
+    let mut first_above = tail.values.len();
+    while first_above > 1 && above < target {
+        first_above -= 1;
+        above += tail.counts.get(first_above).copied().unwrap_or(0.0);
+    }
+    let threshold = *tail.values.get(first_above.checked_sub(1)?)?;
+    let exceedances = Observations {
+        values: tail.values.get(first_above..)?.to_vec(),
+        counts: tail.counts.get(first_above..)?.to_vec(),
+    };
+    (exceedances.total() > 0.0).then_some((threshold, exceedances))
+}
+
+/// Fits of the analysis, in the order of `PwcetAnalysis::fits`.
+const FIT_ORDER: [(TailModel, Estimator); 6] = [
+    (TailModel::Gev, Estimator::Mle),
+    (TailModel::Gev, Estimator::Pwm),
+    (TailModel::Gumbel, Estimator::Mle),
+    (TailModel::Gumbel, Estimator::Pwm),
+    (TailModel::Gpd, Estimator::Mle),
+    (TailModel::Gpd, Estimator::Pwm),
+];
+
+fn model_name(model: TailModel) -> &'static str {
+    match model {
+        TailModel::Gev => "GEV",
+        TailModel::Gumbel => "Gumbel",
+        TailModel::Gpd => "GPD",
+    }
+}
+
+fn estimator_name(estimator: Estimator) -> &'static str {
+    match estimator {
+        Estimator::Pwm => "probability-weighted moments",
+        Estimator::Mle => "maximum likelihood",
+    }
+}
+
+/// One successful fit with what made it.
+struct Made {
+    tail_fit: TailFit,
+    model: Model,
+    data_index: usize,
+}
+
+/// Fits the tail of `input` and estimates the pWCET. Errors when there is too little data
+/// to fit anything (fewer than 10 blocks and fewer than 10 exceedances).
+pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis, AnalysisError> {
+    validate(input, config)?;
+    let mut warnings = Vec::new();
+    let maxima = Observations::from_values(&input.block_maxima_ns)
+        .ok_or_else(|| pwcet_error("a block maximum is not finite"))?;
+    let tail = Observations::from_pairs(input.tail_ns.iter().map(|&(v, c)| (v, c as f64)))
+        .ok_or_else(|| pwcet_error("a tail value is not finite"))?;
+    let total_samples = input.total_samples as f64;
+    let blocks = maxima.total() as usize;
+    let pot = peaks_over_threshold(&tail, total_samples);
+    let exceedance_count = pot.as_ref().map_or(0, |(_, e)| e.total() as usize);
+    if blocks < MIN_OBSERVATIONS && exceedance_count < MIN_OBSERVATIONS {
+        return Err(pwcet_error(format!(
+            "{blocks} block maxima and {exceedance_count} samples above a threshold: at least {MIN_OBSERVATIONS} of either are needed; run longer"
+        )));
+    }
+
+    let mut data: Vec<FitData> = Vec::new();
+    let mut made: Vec<Made> = Vec::new();
+    if blocks >= MIN_OBSERVATIONS {
+        data.push(FitData::Blocks { maxima: maxima.clone(), samples_per_block: input.samples_per_block });
+    }
+    if let Some((threshold, exceedances)) = pot.as_ref().filter(|_| exceedance_count >= MIN_OBSERVATIONS) {
+        data.push(FitData::Exceedances { exceedances: exceedances.clone(), threshold: *threshold, total_samples });
+    }
+    for (model, estimator) in FIT_ORDER {
+        for (data_index, d) in data.iter().enumerate() {
+            let matches = matches!(
+                (model, d),
+                (TailModel::Gpd, FitData::Exceedances { .. })
+                    | (TailModel::Gev | TailModel::Gumbel, FitData::Blocks { .. })
+            );
+            if !matches {
+                continue;
+            }
+            match fit::fit(model, estimator, d, None) {
+                Ok((fitted, _)) => made.push(Made {
+                    tail_fit: TailFit::from_model(model, estimator, &fitted, d.observations()),
+                    model: fitted,
+                    data_index,
+                }),
+                Err(FitFailure(reason)) => warnings.push(format!(
+                    "The {} fit by {} failed ({reason}), so it is not among the fits.",
+                    model_name(model),
+                    estimator_name(estimator)
+                )),
+            }
+        }
+    }
+    let (chosen, chosen_because) = choose(&made, blocks, exceedance_count)
+        .ok_or_else(|| pwcet_error(format!("no fit succeeded: {}", warnings.join(" "))))?;
+    let Some(choice) = made.get(chosen) else {
+        return Err(pwcet_error("no fit succeeded"));
+    };
+    let chosen_data = data.get(choice.data_index).ok_or_else(|| pwcet_error("no fit data"))?;
+    let (model, estimator) = (choice.tail_fit.model, choice.tail_fit.estimator);
+
+    let diagnostics = independence_diagnostics(&input.block_maxima_ns, config.significance);
+    let goodness_of_fit = held_out_tests(model, estimator, chosen_data, &input.block_maxima_ns, &choice.model, config);
+
+    let replicates =
+        bootstrap::replicates(model, estimator, chosen_data, &choice.model, config.bootstrap_resamples, config.seed);
+    let mut estimates = Vec::new();
+    for &p in &config.probabilities {
+        let Some(value_ns) = choice.model.pwcet_ns(p) else {
+            warnings.push(format!(
+                "No pWCET at {p:e}: the probability is above the rate at which samples exceed the GPD threshold, where a percentile of the measurements answers instead."
+            ));
+            continue;
+        };
+        let mut values: Vec<f64> = replicates.models.iter().filter_map(|m| m.pwcet_ns(p)).collect();
+        let (ci_low_ns, ci_high_ns) =
+            bootstrap::percentile_interval(&mut values, config.confidence).unwrap_or((value_ns, value_ns));
+        estimates.push(PwcetEstimate {
+            probability: p,
+            per_hour_probability: per_hour_probability(p, input.sample_rate_hz),
+            value_ns,
+            ci_low_ns,
+            ci_high_ns,
+        });
+    }
+    let mut shapes: Vec<f64> = replicates.models.iter().map(Model::shape).collect();
+    let shape_interval = bootstrap::percentile_interval(&mut shapes, config.confidence);
+
+    warnings.extend(diagnostic_warnings(&diagnostics, &goodness_of_fit, model));
+    warnings.extend(data_warnings(input, blocks, exceedance_count, &data));
+    if let Some(w) = shape_warning(&choice.model, model, shape_interval, config.confidence) {
+        warnings.push(w);
+    }
+    if config.bootstrap_resamples > 0 && replicates.failed * 10 > config.bootstrap_resamples {
+        warnings.push(format!(
+            "{} of {} bootstrap refits failed, so the confidence intervals come from the {} others and are less certain.",
+            replicates.failed,
+            config.bootstrap_resamples,
+            replicates.models.len()
+        ));
+    }
+    if replicates.models.is_empty() {
+        warnings.push(
+            "No bootstrap replicate could be refitted, so the confidence intervals are only the estimate itself."
+                .into(),
+        );
+    }
+
+    let curves = curves::tail_curves(
+        &choice.model,
+        chosen_data,
+        &tail,
+        total_samples,
+        &maxima,
+        input.samples_per_block,
+        &config.probabilities,
+    );
+    Ok(PwcetAnalysis {
+        fits: made.into_iter().map(|m| m.tail_fit).collect(),
+        chosen,
+        chosen_because,
+        estimates,
+        diagnostics,
+        goodness_of_fit,
+        curves,
+        warnings,
+    })
+}
+
+/// The rule choosing the fit behind the estimates: GEV by MLE with at least 30 blocks; else the
+/// GPD (MLE, else PWM) with at least 50 exceedances; else the Gumbel (MLE, else PWM) of at least
+/// 10 blocks; else the GPD of at least 10 exceedances; else the first fit made.
+fn choose(made: &[Made], blocks: usize, exceedances: usize) -> Option<(usize, String)> {
+    let find = |model: TailModel, estimator: Estimator| {
+        made.iter().position(|m| m.tail_fit.model == model && m.tail_fit.estimator == estimator)
+    };
+    let either = |model: TailModel| find(model, Estimator::Mle).or_else(|| find(model, Estimator::Pwm));
+    let how = |i: usize| made.get(i).map_or("", |m| estimator_name(m.tail_fit.estimator));
+    if blocks >= MIN_BLOCKS {
+        if let Some(i) = find(TailModel::Gev, Estimator::Mle) {
+            return Some((
+                i,
+                format!(
+                    "GEV by maximum likelihood: {blocks} block maxima (at least {MIN_BLOCKS}) and the fit converged."
+                ),
+            ));
+        }
+    }
+    if exceedances >= MIN_EXCEEDANCES {
+        if let Some(i) = either(TailModel::Gpd) {
+            return Some((i, format!(
+                "GPD by {}: {} block maxima and {exceedances} samples above the threshold (at least {MIN_EXCEEDANCES}).",
+                how(i),
+                if blocks >= MIN_BLOCKS { "no converged GEV fit of the" } else { "too few" }.to_string() + &format!(" {blocks}")
+            )));
+        }
+    }
+    if let Some(i) = either(TailModel::Gumbel) {
+        return Some((i, format!(
+            "Gumbel by {}: with {blocks} block maxima and {exceedances} samples above a threshold the shape cannot be estimated, so ξ = 0 (a light tail) is assumed.",
+            how(i)
+        )));
+    }
+    if let Some(i) = either(TailModel::Gpd) {
+        return Some((
+            i,
+            format!("GPD by {}: {exceedances} samples above the threshold and no block-maxima fit.", how(i)),
+        ));
+    }
+    (!made.is_empty()).then(|| (0, "The only fit that succeeded.".to_string()))
+}
+
+/// Ljung-Box, runs and two-half Kolmogorov-Smirnov tests of the block maxima in time order.
+fn independence_diagnostics(series: &[f64], significance: f64) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let diagnostic = |test: String, result: diagnostics::TestResult| Diagnostic {
+        test,
+        on: "block maxima".into(),
+        statistic: result.statistic,
+        p_value: result.p_value,
+        passed: result.p_value >= significance,
+    };
+    let lags = diagnostics::ljung_box_lags(series.len());
+    if let Some(r) = diagnostics::ljung_box(series, lags) {
+        out.push(diagnostic(format!("Ljung-Box ({lags} lags)"), r));
+    }
+    if let Some(r) = diagnostics::runs_test(series) {
+        out.push(diagnostic(RUNS_TEST.into(), r));
+    }
+    let (first, second) = series.split_at(series.len() / 2);
+    if first.len() >= MIN_OBSERVATIONS / 2 {
+        if let Some(r) = diagnostics::ks_two_sample(first, second) {
+            out.push(diagnostic(HALVES_TEST.into(), r));
+        }
+    }
+    out
+}
+
+const RUNS_TEST: &str = "runs test above/below the median";
+const HALVES_TEST: &str = "Kolmogorov-Smirnov, first vs second half";
+
+/// Kolmogorov-Smirnov and Anderson-Darling tests of held-out observations against the chosen
+/// model refitted without them: the odd blocks against a fit of the even ones (time order,
+/// `series`), or a random half of the exceedances (seeded) against a fit of the other half.
+fn held_out_tests(
+    model: TailModel,
+    estimator: Estimator,
+    data: &FitData,
+    series: &[f64],
+    chosen: &Model,
+    config: &PwcetConfig,
+) -> Vec<Diagnostic> {
+    let (fit_data, test, what, on) = match data {
+        FitData::Blocks { samples_per_block, .. } => {
+            let even: Vec<f64> = series.iter().step_by(2).copied().collect();
+            let odd: Vec<f64> = series.iter().skip(1).step_by(2).copied().collect();
+            let (Some(even), Some(odd)) = (Observations::from_values(&even), Observations::from_values(&odd)) else {
+                return Vec::new();
+            };
+            let fit_data = FitData::Blocks { maxima: even, samples_per_block: *samples_per_block };
+            (fit_data, odd, "held-out blocks", "odd blocks, against a fit of the even blocks")
+        }
+        FitData::Exceedances { exceedances, .. } => {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ HELD_OUT_SEED);
+            let fit_counts: Vec<f64> = exceedances
+                .counts
+                .iter()
+                .map(|&c| Binomial::new(c as u64, 0.5).map_or(0.0, |b| b.sample(&mut rng) as f64))
+                .collect();
+            let test_counts = exceedances.counts.iter().zip(&fit_counts).map(|(c, f)| c - f).collect();
+            let test = exceedances.with_counts(test_counts);
+            (
+                data.with_counts(fit_counts),
+                test,
+                "held-out exceedances",
+                "a random half of the exceedances, against a fit of the other half",
+            )
+        }
+    };
+    if fit_data.observations().total() < MIN_OBSERVATIONS as f64 || test.total() < MIN_OBSERVATIONS as f64 {
+        return Vec::new();
+    }
+    let Ok((fitted, _)) = fit::fit(model, estimator, &fit_data, Some(chosen)) else {
+        return Vec::new();
+    };
+    let diagnostic = |test: String, r: diagnostics::TestResult| Diagnostic {
+        test,
+        on: on.into(),
+        statistic: r.statistic,
+        p_value: r.p_value,
+        passed: r.p_value >= config.significance,
+    };
+    let mut out = Vec::new();
+    if let Some(r) = diagnostics::ks_one_sample(&test, |x| fitted.cdf(x)) {
+        out.push(diagnostic(format!("Kolmogorov-Smirnov, {what}"), r));
+    }
+    if let Some(r) = diagnostics::anderson_darling(&test, |x| fitted.cdf(x), |x| fitted.sf(x)) {
+        out.push(diagnostic(format!("Anderson-Darling, {what}"), r));
+    }
+    out
+}
+
+/// Seed offset of the held-out split (so it does not repeat the bootstrap's draws).
+const HELD_OUT_SEED: u64 = 0x6865_6c64;
+
+fn format_p(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+/// One sentence per failed test, saying what the failure means.
+fn diagnostic_warnings(diagnostics: &[Diagnostic], goodness_of_fit: &[Diagnostic], model: TailModel) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in diagnostics.iter().filter(|d| !d.passed) {
+        let p = format_p(d.p_value);
+        out.push(if d.test.starts_with("Ljung-Box") {
+            format!("The Ljung-Box test finds the block maxima autocorrelated ({p}): they are not independent as EVT assumes, so the pWCET and its interval are likely optimistic.")
+        } else if d.test == RUNS_TEST {
+            format!("The runs test finds the block maxima clustered above or below their median in time ({p}): a trend or phases of load, so they are not independent and identically distributed.")
+        } else {
+            format!("The first and second halves of the run have different block maxima (Kolmogorov-Smirnov {p}): conditions changed during the run, so no single distribution describes it.")
+        });
+    }
+    for d in goodness_of_fit.iter().filter(|d| !d.passed) {
+        let test = d.test.split(',').next().unwrap_or(&d.test);
+        out.push(format!(
+            "The {} fit does not describe the held-out data ({test} {}): the tail model is doubtful and the pWCET may be wrong in either direction.",
+            model_name(model),
+            format_p(d.p_value)
+        ));
+    }
+    out
+}
+
+/// Too few blocks, too few exceedances, no block maxima to test.
+fn data_warnings(input: &TailInput, blocks: usize, exceedances: usize, data: &[FitData]) -> Vec<String> {
+    let mut out = Vec::new();
+    if blocks == 0 {
+        out.push("There are no block maxima: independence and stationarity could not be tested, and only the tail's GPD was fitted.".into());
+    } else if blocks < MIN_BLOCKS {
+        let block_s = input.samples_per_block / input.sample_rate_hz;
+        out.push(format!(
+            "Only {blocks} block maxima (blocks of {block_s:.3} s): the GEV needs at least {MIN_BLOCKS}, so run for at least {:.0} s, and several minutes for useful intervals.",
+            MIN_BLOCKS as f64 * block_s
+        ));
+    }
+    let has_tail = !input.tail_ns.is_empty();
+    if has_tail && exceedances < MIN_EXCEEDANCES {
+        out.push(format!(
+            "Only {exceedances} samples lie above the GPD threshold: at least {MIN_EXCEEDANCES} are needed for a usable fit; a longer run gives more."
+        ));
+    }
+    if data.is_empty() {
+        out.push("Nothing could be fitted.".into());
+    }
+    out
+}
+
+/// The heavy-tail warning: ξ > 0 with a bootstrap interval above 0 (or no interval), or ξ at or
+/// above [`UNRELIABLE_SHAPE`] in any case.
+fn shape_warning(chosen: &Model, model: TailModel, interval: Option<(f64, f64)>, confidence: f64) -> Option<String> {
+    let shape = chosen.shape();
+    if model == TailModel::Gumbel || !(shape > 0.0) {
+        return None;
+    }
+    if shape >= UNRELIABLE_SHAPE {
+        return Some(format!(
+            "The shape ξ = {shape:.3} is well above 0: the tail is heavy, the pWCET grows fast as the probability shrinks, and an extrapolation that far is unreliable."
+        ));
+    }
+    match interval {
+        Some((low, high)) if low > 0.0 => Some(format!(
+            "The shape ξ = {shape:.3} ({:.0} % interval {low:.3} to {high:.3}) is above 0: the tail is heavy (unbounded), so the pWCET grows fast as the probability shrinks.",
+            confidence * 100.0
+        )),
+        None => Some(format!(
+            "The shape ξ = {shape:.3} is above 0: the tail is heavy (unbounded), so the pWCET grows fast as the probability shrinks."
+        )),
+        Some(_) => None,
+    }
+}
