@@ -441,8 +441,8 @@ fn figure_element(page: &mut String, f: &Figure) {
     );
 }
 
-/// The tail section: per metric, the pWCET table, its figures (or why there are none), then
-/// the fits and the tests.
+/// The tail section: per metric, the pWCET table and its warnings, the figures (or why there
+/// are none), then the fits and the tests.
 fn tail_section(page: &mut String, tails: &[MetricFigures], tables: &[&Table], configurations: &[Configuration]) {
     if tails.is_empty() {
         return;
@@ -454,8 +454,9 @@ fn tail_section(page: &mut String, tails: &[MetricFigures], tables: &[&Table], c
     );
     // The titles of the tables and figures name the metric.
     for metric in tails {
-        let [estimates, rest @ ..] = tables::tail::table_ids(&metric.metric);
-        for table in tables.iter().filter(|t| t.id == estimates) {
+        // The estimates and the warnings that qualify them, the figures, then fits and tests.
+        let [estimates, warnings, rest @ ..] = tables::tail::table_ids(&metric.metric);
+        for table in [estimates, warnings].iter().flat_map(|id| tables.iter().filter(move |t| t.id == *id)) {
             table_section(page, table, configurations, None);
         }
         list(page, "notes", &metric.notes.iter().collect::<Vec<_>>());

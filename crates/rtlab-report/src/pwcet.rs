@@ -205,7 +205,9 @@ pub fn measurements_tail(
         Err("no samples were taken".to_string())
     } else {
         cached(&input, config).map_err(|why| {
-            format!("the tail analysis could not be made ({}): {}", amount(&input), why.trim_end_matches('.'))
+            // The analysis' reason without the error type's prefixes ("histogram: pWCET: ").
+            let reason = why.trim_start_matches("histogram: ").trim_start_matches("pWCET: ").trim_end_matches('.');
+            format!("the tail analysis could not be made: {reason}")
         })
     };
     Ok(Some(TailAnalysis {
@@ -217,15 +219,6 @@ pub fn measurements_tail(
         observed_max_ns,
         outcome,
     }))
-}
-
-/// "5 per-second maxima, 10,000 samples".
-fn amount(input: &TailInput) -> String {
-    format!(
-        "{} block maxima, {} samples",
-        crate::terminal::thousands(input.block_maxima_ns.len() as u64),
-        crate::terminal::thousands(input.total_samples)
-    )
 }
 
 /// The requirements a report of `set` is judged by: those judged for it, else those saved

@@ -55,6 +55,33 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
          that passes below the tick meets it."
             .to_string()
     };
+    let observed_max_us =
+        drawable.iter().filter_map(|d| d.tail.observed_max_ns).max().map_or(0.0, |ns| ns as f64 / 1e3);
+    let cap_us = if observed_max_us > 0.0 { observed_max_us * MAX_EXTRAPOLATION } else { f64::INFINITY };
+    // Estimates beyond the axis are named, so that no reader takes their absence for none.
+    let beyond: Vec<String> = drawable
+        .iter()
+        .filter_map(|d| {
+            let far: Vec<String> = d
+                .tail
+                .analysis()?
+                .estimates
+                .iter()
+                .filter(|e| !(e.value_ns / 1e3 <= cap_us))
+                .map(|e| format_probability(e.probability))
+                .collect();
+            (!far.is_empty()).then(|| format!("{} at {}", d.name, far.join(" and ")))
+        })
+        .collect();
+    let beyond = if beyond.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The pWCET lies more than {MAX_EXTRAPOLATION:.0} times beyond the largest sample, off the right edge, for \
+             {} (see the table): a tail that heavy makes the extrapolation doubtful.",
+            beyond.join("; ")
+        )
+    };
     let mut figures = vec![Figure {
         id: format!("fig-pwcet-exceedance-{slug}"),
         title: format!("{title}: pWCET, exceedance probability per activation (log scale)"),
@@ -62,12 +89,12 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
             "The probability that one activation exceeds each latency. Dots: the measured tail; line: the fitted \
              model ({}); horizontal bars: the pWCET at {} per activation with its {:.0} % confidence interval, the \
              short vertical mark on each bar being the estimate. Right of the last dot the line extrapolates: that \
-             part is the model, not a measurement.{on_bounds}",
+             part is the model, not a measurement.{beyond}{on_bounds}",
             fits.join("; "),
             probabilities.join(", "),
             tail.config.confidence * 100.0
         ),
-        svg: exceedance_svg(tail, &title, &drawable)?,
+        svg: exceedance_svg(tail, &title, &drawable, cap_us)?,
     }];
     if drawable.iter().any(|d| d.tail.analysis().is_some_and(|a| !a.curves.qq.is_empty())) {
         figures.push(Figure {
@@ -123,10 +150,8 @@ fn thin_dots(points: &[(f64, f64)], x: &Axis, y: &Axis) -> Vec<(f64, f64)> {
     kept
 }
 
-fn exceedance_svg(tail: &MetricTail, title: &str, drawable: &[Drawable]) -> Drawn<String> {
-    let observed_max_us =
-        drawable.iter().filter_map(|d| d.tail.observed_max_ns).max().map_or(0.0, |ns| ns as f64 / 1e3);
-    let cap_us = if observed_max_us > 0.0 { observed_max_us * MAX_EXTRAPOLATION } else { f64::INFINITY };
+/// The exceedance figure; its latency axis stops at `cap_us`.
+fn exceedance_svg(tail: &MetricTail, title: &str, drawable: &[Drawable], cap_us: f64) -> Drawn<String> {
     let mut xs: Vec<f64> = Vec::new();
     let mut ys: Vec<f64> = Vec::new();
     for d in drawable {

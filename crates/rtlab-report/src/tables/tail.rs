@@ -8,7 +8,7 @@ use super::{new_table, push_row, title_of, Cell, Table};
 use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail};
 use crate::report_set::ReportSet;
 use crate::ReportError;
-use rtlab_analysis::evt::{Diagnostic, TailModel};
+use rtlab_analysis::evt::{Diagnostic, TailFit, TailModel};
 
 /// Ids of the tail section's tables start with this (the HTML report gathers them there).
 pub const TABLE_PREFIX: &str = "pwcet-";
@@ -18,20 +18,26 @@ pub fn is_tail_table(id: &str) -> bool {
     id.starts_with(TABLE_PREFIX)
 }
 
-/// The ids of a metric's tail tables: pWCET, fits, tests.
-pub fn table_ids(metric: &str) -> [String; 3] {
-    [format!("{TABLE_PREFIX}{metric}"), format!("{TABLE_PREFIX}fits-{metric}"), format!("{TABLE_PREFIX}tests-{metric}")]
+/// The ids of a metric's tail tables: pWCET, warnings, fits, tests.
+pub fn table_ids(metric: &str) -> [String; 4] {
+    [
+        format!("{TABLE_PREFIX}{metric}"),
+        format!("{TABLE_PREFIX}warnings-{metric}"),
+        format!("{TABLE_PREFIX}fits-{metric}"),
+        format!("{TABLE_PREFIX}tests-{metric}"),
+    ]
 }
 
-/// The tail section's tables of every metric: pWCET, fits, tests.
+/// The tail section's tables of every metric: pWCET, warnings, fits, tests.
 pub fn report_tables(set: &ReportSet) -> Result<Vec<Table>, ReportError> {
     Ok(report_tails(set)?.iter().flat_map(metric_tables).collect())
 }
 
-/// The three tables of one metric: pWCET, fits, tests (the last two only where an analysis
-/// was made).
+/// The tables of one metric: pWCET, warnings (where there are any), fits and tests (where an
+/// analysis was made).
 pub fn metric_tables(tail: &MetricTail) -> Vec<Table> {
     let mut tables = vec![pwcet_table(tail)];
+    tables.extend(warnings_table(tail));
     if tail.configurations.iter().any(|(_, _, t)| t.analysis().is_some()) {
         tables.push(fits_table(tail));
         tables.push(tests_table(tail));
@@ -52,10 +58,13 @@ fn us(ns: f64) -> Cell {
     }
 }
 
-/// A p-value: "0.42", "3.1e-5".
+/// A p-value: "0.42", "3.1e-5", "< 1e-10" (the tail of a test statistic's distribution
+/// that far out is no more precise than that).
 fn p_value(p: f64) -> Cell {
     let shown = if !p.is_finite() {
         "-".to_string()
+    } else if p < 1e-10 {
+        "< 1e-10".to_string()
     } else if p >= 0.001 {
         format!("{p:.3}")
     } else {
@@ -85,7 +94,6 @@ fn pwcet_table(tail: &MetricTail) -> Table {
         .map(|c| c.to_string())
         .collect(),
     );
-    let mut reasons = Vec::new();
     for (_, c, t) in &tail.configurations {
         let max = Cell::or_none(t.observed_max_ns, Cell::us);
         let Some(analysis) = t.analysis() else {
@@ -93,9 +101,6 @@ fn pwcet_table(tail: &MetricTail) -> Table {
             cells.extend((0..5).map(|_| Cell::none()));
             cells.extend([max, Cell::text("none")]);
             push_row(&mut table, cells);
-            if let Err(why) = &t.outcome {
-                reasons.push(format!("{}: no pWCET: {}.", c.name, why.trim_end_matches('.')));
-            }
             continue;
         };
         let fit = t.chosen_fit().map(|f| format!("{}, {}", fit_name(f), fit_data(f, t.block_s))).unwrap_or_default();
@@ -127,30 +132,42 @@ fn pwcet_table(tail: &MetricTail) -> Table {
          distributed maxima; a fit that describes held-out data), and it may lie below the largest sample observed."
             .into(),
     );
+    table
+}
+
+/// (warnings) Why a configuration has no pWCET, and what the analysis warns of: failed tests,
+/// too few blocks, a heavy tail.
+fn warnings_table(tail: &MetricTail) -> Option<Table> {
+    let mut table = new_table(
+        &table_ids(&tail.metric)[1],
+        &format!("Tail analysis warnings of {}", title_of(&tail.metric)),
+        None,
+        vec!["configuration".to_string(), "warning".to_string()],
+    );
     for (_, c, t) in &tail.configurations {
-        if let Some(a) = t.analysis() {
-            if !a.chosen_because.is_empty() {
-                table.notes.push(format!("{}: {}.", c.name, a.chosen_because.trim_end_matches('.')));
+        match &t.outcome {
+            Ok(a) => {
+                for w in &a.warnings {
+                    push_row(&mut table, vec![Cell::text(&c.name), Cell::text(w.trim_end_matches('.'))]);
+                }
             }
-            for w in &a.warnings {
-                table.notes.push(format!("{}: warning: {}.", c.name, w.trim_end_matches('.')));
-            }
+            Err(why) => push_row(&mut table, vec![Cell::text(&c.name), Cell::text(format!("no pWCET: {why}"))]),
         }
     }
-    table.notes.extend(reasons);
-    table
+    (!table.rows.is_empty()).then_some(table)
 }
 
 /// (fits) Every fit made, and which one the estimates use.
 fn fits_table(tail: &MetricTail) -> Table {
     let mut table = new_table(
-        &table_ids(&tail.metric)[1],
+        &table_ids(&tail.metric)[2],
         &format!("Tail fits of {}", title_of(&tail.metric)),
         None,
         [
             "configuration",
             "model",
             "fitted to",
+            "observations",
             "location μ / threshold u (µs)",
             "scale σ (µs)",
             "shape ξ",
@@ -169,7 +186,8 @@ fn fits_table(tail: &MetricTail) -> Table {
                 vec![
                     Cell::text(&c.name),
                     Cell::text(fit_name(fit)),
-                    Cell::text(fit_data(fit, t.block_s)),
+                    Cell::text(fitted_to(fit, t.block_s)),
+                    Cell::count(fit.observations as u64),
                     us(fit.location_ns),
                     us(fit.scale_ns),
                     Cell { shown: format!("{:.3}", fit.shape), raw: fit.shape.to_string() },
@@ -182,6 +200,11 @@ fn fits_table(tail: &MetricTail) -> Table {
             );
         }
     }
+    for (_, c, t) in &tail.configurations {
+        if let Some(a) = t.analysis().filter(|a| !a.chosen_because.is_empty()) {
+            table.notes.push(format!("{}: {}.", c.name, a.chosen_because.trim_end_matches('.')));
+        }
+    }
     table.notes.push(
         "GEV: F(x) = exp(-(1 + ξ (x - μ)/σ)^(-1/ξ)) for block maxima; Gumbel is the GEV with ξ = 0. GPD: P(X - u > y \
          | X > u) = (1 + ξ y/σ)^(-1/ξ) for the samples above the threshold u. ξ > 0: a heavy tail without an upper \
@@ -190,6 +213,15 @@ fn fits_table(tail: &MetricTail) -> Table {
             .into(),
     );
     table
+}
+
+/// What a fit was fitted to, without the count: "per-second maxima", "samples above u".
+fn fitted_to(fit: &TailFit, block_s: u64) -> String {
+    match fit.model {
+        TailModel::Gpd => "samples above u".into(),
+        _ if block_s == 1 => "per-second maxima".into(),
+        _ => format!("maxima of {block_s} s blocks"),
+    }
 }
 
 fn test_rows(table: &mut Table, name: &str, stage: &str, tests: &[Diagnostic]) {
@@ -213,7 +245,7 @@ fn test_rows(table: &mut Table, name: &str, stage: &str, tests: &[Diagnostic]) {
 fn tests_table(tail: &MetricTail) -> Table {
     let config = &tail.config;
     let mut table = new_table(
-        &table_ids(&tail.metric)[2],
+        &table_ids(&tail.metric)[3],
         &format!("Tail analysis tests of {}", title_of(&tail.metric)),
         None,
         ["configuration", "stage", "test", "applied to", "statistic", "p-value", "result"]
