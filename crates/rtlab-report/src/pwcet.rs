@@ -358,7 +358,7 @@ pub fn format_per_hour(p: f64) -> String {
 
 /// The terminal summary's line on the pWCET of a scenario's main metric: the estimate at
 /// 1e-9 per activation with its confidence interval and fit, or why there is none; None
-/// when the metric was not measured there.
+/// when the metric has no samples there.
 pub fn summary_line(
     run: &crate::model::RunResult,
     scenario: &str,
@@ -369,7 +369,10 @@ pub fn summary_line(
     let requirements: Vec<Requirement> =
         run.verdict.iter().flat_map(|v| &v.checks).map(|c| c.requirement.clone()).collect();
     let config = config_for(metric, &requirements);
-    let Some(tail) = measurements_tail(&measurements, metric, &config)? else { return Ok(None) };
+    // Without samples the summary already says so.
+    let Some(tail) = measurements_tail(&measurements, metric, &config)?.filter(|t| t.samples > 0) else {
+        return Ok(None);
+    };
     let probability = SUMMARY_PROBABILITY;
     let line = match (tail.estimate(probability), tail.chosen_fit()) {
         (Some(e), Some(fit)) => format!(
@@ -384,8 +387,8 @@ pub fn summary_line(
             fit_data(fit, tail.block_s),
             match tail.analysis().map_or(0, |a| a.warnings.len()) {
                 0 => String::new(),
-                1 => "; 1 warning, see the report".to_string(),
-                n => format!("; {n} warnings, see the report"),
+                1 => "; 1 warning: see the report's tail section".to_string(),
+                n => format!("; {n} warnings: see the report's tail section"),
             }
         ),
         _ => match &tail.outcome {
