@@ -5,7 +5,7 @@
 //! [`rtlab_analysis::evt::TailCurves`]; this module only draws.
 
 use super::axis::Axis;
-use super::canvas::{self, legend, legend_height, Area, Drawn, LegendItem, Mark, Plot};
+use super::canvas::{self, legend, legend_height, text_line, Area, Drawn, LegendItem, Mark, Plot};
 use super::palette::{self, INK};
 use super::{requirement_label, requirement_short, slug, Figure};
 use crate::pwcet::{fit_name, format_probability, MetricTail, TailAnalysis};
@@ -67,7 +67,8 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
                 .analysis()?
                 .estimates
                 .iter()
-                .filter(|e| !(e.value_ns / 1e3 <= cap_us))
+                // NaN counts as off the edge too.
+                .filter(|e| e.value_ns.is_nan() || e.value_ns / 1e3 > cap_us)
                 .map(|e| format_probability(e.probability))
                 .collect();
             (!far.is_empty()).then(|| format!("{} at {}", d.name, far.join(" and ")))
@@ -110,13 +111,19 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
     Ok(figures)
 }
 
-/// A chart and its legend below it.
-fn with_legend(items: &[LegendItem], label: &str, draw: impl FnOnce(&Area) -> Drawn) -> Drawn<String> {
+/// Height of the key line under the legend.
+const KEY_HEIGHT: u32 = 28;
+
+/// A chart, its legend below it, and under the legend a line saying how the marks read (the
+/// PNG export has no caption to say it).
+fn with_legend(items: &[LegendItem], key: &str, label: &str, draw: impl FnOnce(&Area) -> Drawn) -> Drawn<String> {
     let legend_h = legend_height(items);
-    canvas::svg(CHART_HEIGHT + legend_h, label, |root| {
+    canvas::svg(CHART_HEIGHT + legend_h + KEY_HEIGHT, label, |root| {
         let (chart, below) = root.split_vertically(CHART_HEIGHT);
         draw(&chart)?;
-        legend(&below, items)
+        let (legend_area, key_area) = below.split_vertically(legend_h);
+        legend(&legend_area, items)?;
+        text_line(&key_area, key, (KEY_HEIGHT / 2) as i32, INK, false)
     })
 }
 
@@ -180,7 +187,12 @@ fn exceedance_svg(tail: &MetricTail, title: &str, drawable: &[Drawable], cap_us:
         colour: INK,
         mark: Mark::Dashed,
     }));
-    with_legend(&items, &format!("{title} pWCET exceedance"), |area| {
+    let key = format!(
+        "Dots: measured · line: fitted model · bars: pWCET at {} with its {:.0} % CI",
+        tail.config.probabilities.iter().map(|p| format_probability(*p)).collect::<Vec<_>>().join(", "),
+        tail.config.confidence * 100.0
+    );
+    with_legend(&items, &key, &format!("{title} pWCET exceedance"), |area| {
         let x_desc = format!("{} (µs{})", title.to_lowercase(), if x.is_log() { ", log scale" } else { "" });
         let mut plot = Plot::new(area, x.clone(), y.clone(), &x_desc, "exceedance probability per activation (log)")?;
         for (slot, r) in tail.requirements.iter().enumerate() {
@@ -226,7 +238,8 @@ fn qq_svg(title: &str, drawable: &[Drawable]) -> Drawn<String> {
     let axis = Axis::auto(if lo > 0.0 && lo - pad <= 0.0 { lo * 0.97 } else { lo - pad }, hi + pad);
     let mut items = configuration_items(drawable);
     items.push(LegendItem { text: "y = x: the model fits exactly".into(), colour: INK, mark: Mark::Dashed });
-    with_legend(&items, &format!("{title} QQ plot"), |area| {
+    let key = "Dots: each value fitted, against the fitted model's quantile at its rank";
+    with_legend(&items, key, &format!("{title} QQ plot"), |area| {
         let scale = if axis.is_log() { ", log scale" } else { "" };
         let mut plot = Plot::new(
             area,
