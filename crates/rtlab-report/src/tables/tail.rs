@@ -224,6 +224,16 @@ fn fitted_to(fit: &TailFit, block_s: u64) -> String {
     }
 }
 
+/// A test statistic with three decimals; "∞" for one too large to write (the analysis
+/// reports an infinite statistic as the largest float).
+fn statistic(value: f64) -> Cell {
+    if value.is_finite() && value.abs() < 1e15 {
+        Cell { shown: format!("{value:.3}"), raw: value.to_string() }
+    } else {
+        Cell { shown: "∞".into(), raw: "inf".into() }
+    }
+}
+
 fn test_rows(table: &mut Table, name: &str, stage: &str, tests: &[Diagnostic]) {
     for d in tests {
         push_row(
@@ -233,7 +243,7 @@ fn test_rows(table: &mut Table, name: &str, stage: &str, tests: &[Diagnostic]) {
                 Cell::text(stage),
                 Cell::text(&d.test),
                 Cell::text(&d.on),
-                Cell { shown: format!("{:.3}", d.statistic), raw: d.statistic.to_string() },
+                statistic(d.statistic),
                 p_value(d.p_value),
                 Cell::text(if d.passed { "pass" } else { "FAIL" }),
             ],
