@@ -24,6 +24,7 @@ use crate::report_set::{Configuration, ReportSet};
 use crate::ReportError;
 use rtlab_analysis::evt::{PwcetAnalysis, PwcetConfig, PwcetEstimate, TailFit, TailInput, TailModel};
 use rtlab_analysis::requirement::{Requirement, Statistic};
+use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
 /// Share of the samples handed over as the distribution's upper tail.
@@ -299,6 +300,68 @@ pub fn report_tails(set: &ReportSet) -> Result<Vec<MetricTail<'_>>, ReportError>
         if !analysed.is_empty() {
             let on_metric = requirements.iter().filter(|r| r.metric == metric).cloned().collect();
             out.push(MetricTail { metric, requirements: on_metric, config, configurations: analysed });
+        }
+    }
+    Ok(out)
+}
+
+/// One metric of one configuration in the JSON report's `pwcet` list: the analysis without
+/// its figures' points, or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PwcetEntry {
+    pub metric: String,
+    /// The configuration's name ([`Configuration::name`]).
+    pub configuration: String,
+    pub samples: u64,
+    pub blocks: usize,
+    pub block_s: u64,
+    pub sample_rate_hz: f64,
+    pub observed_max_ns: Option<i64>,
+    /// The per-activation probabilities of the table.
+    pub probabilities: Vec<f64>,
+    pub analysis: Option<PwcetEntryAnalysis>,
+    /// Why there is no analysis.
+    pub not_analysed: Option<String>,
+}
+
+/// [`PwcetAnalysis`] without `curves` (the figures' points).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PwcetEntryAnalysis {
+    pub fits: Vec<TailFit>,
+    pub chosen: usize,
+    pub chosen_because: String,
+    pub estimates: Vec<PwcetEstimate>,
+    pub diagnostics: Vec<rtlab_analysis::evt::Diagnostic>,
+    pub goodness_of_fit: Vec<rtlab_analysis::evt::Diagnostic>,
+    pub warnings: Vec<String>,
+}
+
+/// The tail section as data, for the JSON report: every metric and configuration of
+/// [`report_tails`].
+pub fn report_entries(set: &ReportSet) -> Result<Vec<PwcetEntry>, ReportError> {
+    let mut out = Vec::new();
+    for tail in report_tails(set)? {
+        for (_, c, t) in &tail.configurations {
+            out.push(PwcetEntry {
+                metric: tail.metric.clone(),
+                configuration: c.name.clone(),
+                samples: t.samples,
+                blocks: t.blocks,
+                block_s: t.block_s,
+                sample_rate_hz: t.sample_rate_hz,
+                observed_max_ns: t.observed_max_ns,
+                probabilities: tail.config.probabilities.clone(),
+                analysis: t.analysis().map(|a| PwcetEntryAnalysis {
+                    fits: a.fits.clone(),
+                    chosen: a.chosen,
+                    chosen_because: a.chosen_because.clone(),
+                    estimates: a.estimates.clone(),
+                    diagnostics: a.diagnostics.clone(),
+                    goodness_of_fit: a.goodness_of_fit.clone(),
+                    warnings: a.warnings.clone(),
+                }),
+                not_analysed: t.outcome.as_ref().err().cloned(),
+            });
         }
     }
     Ok(out)

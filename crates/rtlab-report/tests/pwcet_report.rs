@@ -365,3 +365,24 @@ fn the_html_report_has_a_tail_section_in_reading_order() {
     // Tail tables appear once, in their section only.
     assert_eq!(html.matches("id=\"table-pwcet-timer.latency\"").count(), 1);
 }
+
+#[test]
+fn the_json_report_has_the_analyses_as_data() {
+    use rtlab_report::json_report::JsonReport;
+    let json =
+        |set: &ReportSet| -> serde_json::Value { serde_json::from_str(&JsonReport.render(set).unwrap()).unwrap() };
+    let long = json(&set_of(vec![fixture(LONG)]));
+    let entry = &long["pwcet"][0];
+    assert_eq!(entry["metric"], "timer.latency");
+    assert_eq!(entry["configuration"], "idle");
+    assert_eq!(entry["blocks"], 120);
+    assert_eq!(entry["not_analysed"], serde_json::Value::Null);
+    let estimates = entry["analysis"]["estimates"].as_array().unwrap();
+    assert_eq!(estimates.len(), 3);
+    assert!(estimates.iter().all(|e| e["value_ns"].as_f64().is_some() && e["ci_high_ns"].as_f64().is_some()));
+    assert!(entry["analysis"].get("curves").is_none(), "the figures' points stay out");
+    let thin = json(&set_of(vec![thin(4)]));
+    let entry = &thin["pwcet"][0];
+    assert_eq!(entry["analysis"], serde_json::Value::Null);
+    assert!(entry["not_analysed"].as_str().unwrap().starts_with("the tail analysis could not be made"), "{entry}");
+}
