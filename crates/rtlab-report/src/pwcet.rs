@@ -14,8 +14,9 @@
 //!   peaks-over-threshold fit picks its threshold inside it. Raw sample files are not read.
 //!
 //! A report asks for the same analysis several times (the verdict, the tables, the figures,
-//! the terminal summary): [`configuration_tail`] keeps the results of the process's last
-//! analyses, keyed by their whole input, so each is computed once.
+//! the terminal summary): [`configuration_tail`] keeps the results of the process's last 64
+//! analyses, keyed by a hash of their input and their configuration, so each is computed
+//! once.
 
 use crate::digest::combine;
 use crate::model::Measurement;
@@ -154,16 +155,50 @@ impl TailAnalysis {
 /// Analyses kept: a report of many configurations and metrics, with room to spare.
 const CACHE_ENTRIES: usize = 64;
 
-type CacheEntry = (TailInput, PwcetConfig, Result<Arc<PwcetAnalysis>, String>);
+/// What identifies an analysis: a 64-bit hash of its input (a week-long run has 600,000 block
+/// maxima: the input itself is not kept) with its sizes, and the configuration.
+#[derive(Debug, Clone, PartialEq)]
+struct CacheKey {
+    input_hash: u64,
+    blocks: usize,
+    tail_values: usize,
+    total_samples: u64,
+    config: PwcetConfig,
+}
+
+impl CacheKey {
+    fn of(input: &TailInput, config: &PwcetConfig) -> CacheKey {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: the same input hashes the same within the process.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for v in &input.block_maxima_ns {
+            v.to_bits().hash(&mut hasher);
+        }
+        for (v, c) in &input.tail_ns {
+            (v.to_bits(), c).hash(&mut hasher);
+        }
+        (input.samples_per_block.to_bits(), input.sample_rate_hz.to_bits()).hash(&mut hasher);
+        CacheKey {
+            input_hash: hasher.finish(),
+            blocks: input.block_maxima_ns.len(),
+            tail_values: input.tail_ns.len(),
+            total_samples: input.total_samples,
+            config: config.clone(),
+        }
+    }
+}
+
+type Outcome = Result<Arc<PwcetAnalysis>, String>;
 
 /// The process's last analyses, newest last. The EVT analysis is a pure function of its
 /// input: the cache only saves time.
-static CACHE: Mutex<Vec<CacheEntry>> = Mutex::new(Vec::new());
+static CACHE: Mutex<Vec<(CacheKey, Outcome)>> = Mutex::new(Vec::new());
 
-fn cached(input: &TailInput, config: &PwcetConfig) -> Result<Arc<PwcetAnalysis>, String> {
-    let lookup = || -> Option<Result<Arc<PwcetAnalysis>, String>> {
+fn cached(input: &TailInput, config: &PwcetConfig) -> Outcome {
+    let key = CacheKey::of(input, config);
+    let lookup = || -> Option<Outcome> {
         let cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        cache.iter().find(|(i, c, _)| i == input && c == config).map(|(_, _, r)| r.clone())
+        cache.iter().find(|(k, _)| *k == key).map(|(_, r)| r.clone())
     };
     if let Some(hit) = lookup() {
         return hit;
@@ -171,11 +206,11 @@ fn cached(input: &TailInput, config: &PwcetConfig) -> Result<Arc<PwcetAnalysis>,
     // Computed without holding the lock: other threads' analyses go on meanwhile.
     let outcome = rtlab_analysis::evt::analyse(input, config).map(Arc::new).map_err(|e| e.to_string());
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if !cache.iter().any(|(i, c, _)| i == input && c == config) {
+    if !cache.iter().any(|(k, _)| *k == key) {
         if cache.len() >= CACHE_ENTRIES {
             drop(cache.remove(0));
         }
-        cache.push((input.clone(), config.clone(), outcome.clone()));
+        cache.push((key, outcome.clone()));
     }
     outcome
 }
@@ -555,6 +590,24 @@ mod tests {
         b.details.insert("period_ns".into(), Detail::Int(500_000));
         let input = tail_input(&[&a, &b]).unwrap();
         assert_eq!(input.block_maxima_ns, vec![1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn an_analysis_is_made_once_per_input_and_configuration() {
+        let run = fixture();
+        let measurements: Vec<&Measurement> = run.measurements_of("idle", "timer.latency").collect();
+        let analysis = |config: &PwcetConfig| {
+            let tail = measurements_tail(&measurements, "timer.latency", config).unwrap().unwrap();
+            tail.outcome.expect("10,000 samples are enough for the GPD")
+        };
+        let default = PwcetConfig::default();
+        let (first, again) = (analysis(&default), analysis(&default));
+        assert!(Arc::ptr_eq(&first, &again), "the second is the cached first");
+        let other = PwcetConfig { probabilities: vec![1e-6, 1e-7, 1e-9, 1e-12], ..PwcetConfig::default() };
+        let different = analysis(&other);
+        assert!(!Arc::ptr_eq(&first, &different));
+        assert_eq!(different.estimates.len(), 4);
+        assert_eq!(*first, analyse(&measurements, &default).unwrap(), "the cache gives what the analysis gives");
     }
 
     #[test]
