@@ -131,7 +131,8 @@ pub struct TailAnalysis {
     pub sample_rate_hz: f64,
     /// Largest sample, exact.
     pub observed_max_ns: Option<i64>,
-    /// The analysis, or one sentence saying why it could not be made ("too little data: …").
+    /// The analysis, or one sentence saying why it could not be made ("the tail analysis could
+    /// not be made: 2 block maxima and 7 samples above a threshold: …").
     pub outcome: Result<Arc<PwcetAnalysis>, String>,
 }
 
@@ -426,14 +427,10 @@ pub fn fit_data(fit: &TailFit, block_s: u64) -> String {
     }
 }
 
-/// A probability as written in the requirement grammar: "1e-9", "2.5e-7".
+/// A probability as the requirement grammar writes it (`Statistic`'s Display): "1e-9",
+/// "2.5e-7", "5e-2".
 pub fn format_probability(p: f64) -> String {
-    if !(p.is_finite() && p > 0.0) {
-        return format!("{p}");
-    }
-    let text = format!("{p:e}");
-    // "1e-9" stays; "2.5e-7" stays; Rust writes 0.05 as "5e-2".
-    text
+    format!("{p:e}")
 }
 
 /// A per-hour probability for people: "3.6e-3", "0.012", "≈1" when it is a near-certainty.

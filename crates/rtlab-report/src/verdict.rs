@@ -180,7 +180,7 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
                 Some(Ok((value, notes, evt_warned))) => {
                     check.notes.extend(notes);
                     warned = evt_warned;
-                    value
+                    Some(value)
                 }
                 Some(Err(why)) => {
                     check.notes.push(why);
@@ -232,17 +232,19 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
 /// The pWCET at `probability` from a tail analysis, rounded to ns, with the notes that
 /// describe it (confidence interval, fit) and the analysis' warnings, and whether there
 /// were any warnings; Err with the reason when there is no estimate.
-fn pwcet_evidence(
-    tail: &TailAnalysis,
-    probability: f64,
-    confidence: f64,
-) -> Result<(Option<i64>, Vec<String>, bool), String> {
+fn pwcet_evidence(tail: &TailAnalysis, probability: f64, confidence: f64) -> Result<(i64, Vec<String>, bool), String> {
     let analysis = match &tail.outcome {
         Ok(a) => a,
         Err(why) => return Err(format!("no pWCET: {why}")),
     };
     let Some(value) = analysis.pwcet_ns(probability).filter(|v| v.is_finite()) else {
-        return Err(format!("no pWCET: the fitted tail gives no value at {}", format_probability(probability)));
+        // A GPD describes only the samples above its threshold: a larger probability is a
+        // percentile's question.
+        return Err(format!(
+            "no pWCET: the fitted tail gives no value at {} (it describes rarer events only; a percentile answers \
+             this one)",
+            format_probability(probability)
+        ));
     };
     let mut notes = Vec::new();
     if let Some(e) = tail.estimate(probability) {
@@ -261,7 +263,7 @@ fn pwcet_evidence(
     }
     notes.extend(analysis.warnings.iter().map(|w| format!("EVT: {}", w.trim_end_matches('.'))));
     let measured = value.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
-    Ok((Some(measured), notes, !analysis.warnings.is_empty()))
+    Ok((measured, notes, !analysis.warnings.is_empty()))
 }
 
 /// A bound as people write it ("500 µs", "2 ms", "1.5 s") when that is exact, else in µs
