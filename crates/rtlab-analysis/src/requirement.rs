@@ -46,8 +46,8 @@ pub enum Statistic {
     Mean,
     /// A percentile, 0 < p < 100 (`p99.999` is 99.999).
     Percentile(f64),
-    /// Probabilistic WCET at an exceedance probability (`pwcet(1e-9)`); needs the EVT
-    /// analysis (not available yet: evaluating it is an error that says so).
+    /// Probabilistic WCET at a per-activation exceedance probability (`pwcet(1e-9)`):
+    /// estimated from the tail by extreme value theory ([`crate::evt`]).
     Pwcet(f64),
 }
 
@@ -86,23 +86,34 @@ pub struct Requirement {
 }
 
 impl Requirement {
-    /// Fails for a statistic that cannot be evaluated yet (pWCET), so that a run can refuse
-    /// such a requirement before it measures anything.
+    /// Every statistic the grammar accepts can be evaluated: kept so that callers that check
+    /// requirements before measuring go on compiling. (`pwcet(P)` was refused until the EVT
+    /// analysis existed.)
     pub fn ensure_evaluable(&self) -> Result<(), AnalysisError> {
-        match self.statistic {
-            Statistic::Pwcet(_) => Err(AnalysisError::Requirement {
-                text: self.text.clone(),
-                reason: "pwcet needs the EVT analysis, not available yet; use max or a percentile".into(),
-            }),
-            _ => Ok(()),
-        }
+        Ok(())
+    }
+
+    /// True for a statistic estimated from the distribution's tail by extreme value theory
+    /// (`pwcet(P)`): it needs the measurements' block maxima, not only a histogram, so
+    /// [`Requirement::measure`] cannot give it; the verdict gets it from
+    /// `rtlab_report::pwcet` (the EVT analysis of [`crate::evt`]).
+    pub fn needs_tail_analysis(&self) -> bool {
+        matches!(self.statistic, Statistic::Pwcet(_))
     }
 
     /// The statistic of a distribution (histogram + exact moments), in ns: max and mean are
     /// exact, a percentile is the histogram's nearest-rank value (within its precision,
-    /// clamped to the exact extremes). None without samples.
+    /// clamped to the exact extremes). None without samples. An error for `pwcet(P)`
+    /// ([`Requirement::needs_tail_analysis`]): a histogram alone does not give it.
     pub fn measure(&self, histogram: &LatencyHistogram, moments: &Moments) -> Result<Option<i64>, AnalysisError> {
-        self.ensure_evaluable()?;
+        if self.needs_tail_analysis() {
+            return Err(AnalysisError::Requirement {
+                text: self.text.clone(),
+                reason: "pwcet is estimated from the tail analysis of the measurements (block maxima), not from a \
+                         histogram"
+                    .into(),
+            });
+        }
         let (Some(min), Some(max)) = (moments.min(), moments.max()) else { return Ok(None) };
         Ok(match self.statistic {
             Statistic::Max => Some(max),
@@ -311,11 +322,12 @@ mod tests {
     }
 
     #[test]
-    fn pwcet_parses_but_cannot_be_evaluated_yet() {
+    fn pwcet_is_evaluable_from_the_tail_analysis_only() {
         let r = parse("timer pwcet(1e-9) < 1ms");
-        let message = r.ensure_evaluable().unwrap_err().to_string();
-        assert!(message.contains("pwcet needs the EVT analysis, not available yet"), "{message}");
-        assert!(parse("timer max < 1ms").ensure_evaluable().is_ok());
+        assert!(r.ensure_evaluable().is_ok());
+        assert!(r.needs_tail_analysis());
+        assert!(!parse("timer max < 1ms").needs_tail_analysis());
+        assert!(!parse("timer p99.9 < 1ms").needs_tail_analysis());
     }
 
     #[test]
@@ -332,7 +344,8 @@ mod tests {
         let p99 = at("timer p99 < 1ms");
         assert!((990_000..=990_000 + 990).contains(&p99), "{p99}");
         assert_eq!(parse("timer max < 1ms").measure(&h, &Moments::new()).unwrap(), None);
-        assert!(parse("timer pwcet(1e-9) < 1ms").measure(&h, &m).is_err());
+        let pwcet = parse("timer pwcet(1e-9) < 1ms").measure(&h, &m).unwrap_err().to_string();
+        assert!(pwcet.contains("tail analysis"), "{pwcet}");
     }
 
     #[test]

@@ -85,6 +85,7 @@ impl ReportExporter for HtmlReport {
         let configurations = set.configurations();
         let digests: Vec<RunDigest> = set.runs.iter().map(|r| RunDigest::of(&r.run)).collect::<Result<_, _>>()?;
         let figures = figures::report_figures(set)?;
+        let tail_figures = figures::tail_figures(set)?;
         let table_figures = figures::table_figures(set)?;
         let tables = tables::report_tables(set)?;
 
@@ -101,11 +102,13 @@ impl ReportExporter for HtmlReport {
         verdict(&mut page, set.effective_verdict().as_ref(), &tables, &configurations);
         warnings(&mut page, set);
         key_figures(&mut page, set, &configurations, &digests);
-        let tables: Vec<&Table> = tables.iter().filter(|t| t.id != VERDICT_TABLE).collect();
-        contents(&mut page, &figures, &tables, &table_figures);
+        let (tail_tables, tables): (Vec<&Table>, Vec<&Table>) =
+            tables.iter().filter(|t| t.id != VERDICT_TABLE).partition(|t| tables::tail::is_tail_table(&t.id));
+        contents(&mut page, &figures, &tables, &table_figures, !tail_figures.is_empty());
         for metric in &figures {
             figure_section(&mut page, metric);
         }
+        tail_section(&mut page, &tail_figures, &tail_tables, &configurations);
         if !tables.is_empty() {
             page.push_str("<h2 id=\"tables\">Tables</h2>\n");
             for table in &tables {
@@ -388,12 +391,21 @@ fn key_figures(page: &mut String, set: &ReportSet, configurations: &[Configurati
     page.push_str("</section>\n");
 }
 
-fn contents(page: &mut String, figures: &[MetricFigures], tables: &[&Table], table_figures: &[TableFigure]) {
+fn contents(
+    page: &mut String,
+    figures: &[MetricFigures],
+    tables: &[&Table],
+    table_figures: &[TableFigure],
+    tail: bool,
+) {
     page.push_str("<nav>\n<h2>Contents</h2>\n<ul>\n");
     for metric in figures {
         for f in &metric.figures {
             let _ = writeln!(page, "<li><a href=\"#{}\">{}</a></li>", escape(&f.id), escape(&f.title));
         }
+    }
+    if tail {
+        page.push_str("<li><a href=\"#tail\">Tail analysis: pWCET</a></li>\n");
     }
     for t in tables {
         let _ = writeln!(page, "<li><a href=\"#table-{}\">{}</a></li>", escape(&t.id), escape(&t.title));
@@ -428,6 +440,35 @@ fn figure_element(page: &mut String, f: &Figure) {
         escape(&f.description),
         f.svg
     );
+}
+
+/// The tail section: per metric, the pWCET table and its warnings, the figures (or why there
+/// are none), then the fits and the tests.
+fn tail_section(page: &mut String, tails: &[MetricFigures], tables: &[&Table], configurations: &[Configuration]) {
+    if tails.is_empty() {
+        return;
+    }
+    page.push_str(
+        "<section id=\"tail\">\n<h2>Tail analysis: pWCET</h2>\n<p class=\"muted\">The latency exceeded with a \
+         given probability per activation, extrapolated from the measured tail by extreme value theory. An estimate \
+         is only as good as its assumptions: read the tests and warnings with it.</p>\n",
+    );
+    // The titles of the tables and figures name the metric.
+    for metric in tails {
+        // The estimates and the warnings that qualify them, the figures, then fits and tests.
+        let [estimates, warnings, rest @ ..] = tables::tail::table_ids(&metric.metric);
+        for table in [estimates, warnings].iter().flat_map(|id| tables.iter().filter(move |t| t.id == *id)) {
+            table_section(page, table, configurations, None);
+        }
+        list(page, "notes", &metric.notes.iter().collect::<Vec<_>>());
+        for f in &metric.figures {
+            figure_element(page, f);
+        }
+        for table in rest.iter().flat_map(|id| tables.iter().filter(move |t| t.id == *id)) {
+            table_section(page, table, configurations, None);
+        }
+    }
+    page.push_str("</section>\n");
 }
 
 /// A table with its title and source; with a chart of the same figures beside it (the

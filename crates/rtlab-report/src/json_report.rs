@@ -1,5 +1,5 @@
 //! The report as JSON (`"schema": "rtlab.report/1"`): the configurations, the verdict, the
-//! warnings and every table (cells as shown and raw).
+//! warnings, every table (cells as shown and raw) and the tail section's analyses.
 
 use crate::report_set::{ReportExporter, ReportSet};
 use crate::tables::{report_tables, Table};
@@ -21,6 +21,8 @@ struct ReportDocument<'a> {
     verdict: Option<Verdict>,
     warnings: Vec<String>,
     tables: Vec<Table>,
+    /// The tail section as data: per metric and configuration, the pWCET analysis.
+    pwcet: Vec<crate::pwcet::PwcetEntry>,
 }
 
 #[derive(Serialize)]
@@ -66,6 +68,7 @@ impl ReportExporter for JsonReport {
             verdict: set.effective_verdict(),
             warnings: set.warnings(),
             tables: report_tables(set)?,
+            pwcet: crate::pwcet::report_entries(set)?,
         };
         let mut text = serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Encode(e.to_string()))?;
         text.push('\n');

@@ -353,6 +353,9 @@ impl Exporter for TerminalSummary {
                     );
                 }
             }
+            if let Some(line) = crate::pwcet::summary_line(run, &scenario.name, sd.main_metric.as_deref())? {
+                let _ = writeln!(out, "{line}");
+            }
             let lost: u64 = sd.main().map(|m| m.overall().lost).unwrap_or(0);
             if lost > 0 {
                 let _ = writeln!(

@@ -3,12 +3,13 @@
 
 use crate::digest::combine;
 use crate::model::{Measurement, RunResult};
+use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, TailAnalysis};
 use crate::report_set::{run_warnings, Configuration, ReportSet};
 use crate::terminal::{format_period, thousands};
 use crate::ReportError;
 use rtlab_analysis::exceedance::{count_at_or_above, Exceedance};
 use rtlab_analysis::requirement::{Requirement, Statistic};
-use rtlab_analysis::units::format_us;
+use rtlab_analysis::units::{format_us, format_us_f};
 use serde::{Deserialize, Serialize};
 
 /// The host distortions that qualify a verdict (the others are in the report's warnings).
@@ -115,14 +116,17 @@ fn judge_configurations(
         r.ensure_evaluable()?;
     }
     let mut checks = Vec::new();
+    let mut little_evidence = false;
     for requirement in requirements {
         for c in configurations {
-            checks.push(check(requirement, c)?);
+            let judged = check(requirement, c, requirements)?;
+            little_evidence |= judged.little_evidence;
+            checks.push(judged.check);
         }
     }
     let mut caveats: Vec<String> =
         runs.iter().flat_map(|run| run_warnings(run, runs.len() > 1, Some(&CAVEAT_CODES))).collect();
-    if checks.iter().any(|c| !c.notes.is_empty() && c.measured_ns.is_some()) {
+    if little_evidence {
         caveats.push("some checks rest on little evidence: see their notes".into());
     }
     if requirements.is_empty() {
@@ -131,7 +135,14 @@ fn judge_configurations(
     Ok(Verdict::from_checks(checks, caveats))
 }
 
-fn check(requirement: &Requirement, c: &Configuration) -> Result<Check, ReportError> {
+/// A check and whether its notes qualify it (a thin percentile, an EVT warning), as opposed
+/// to notes that only describe it (a pWCET's confidence interval and fit).
+struct Judged {
+    check: Check,
+    little_evidence: bool,
+}
+
+fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requirement]) -> Result<Judged, ReportError> {
     let measurements: Vec<&Measurement> = c.run.measurements_of(c.scenario, &requirement.metric).collect();
     // The metric's own window when the scenario also measured other probes.
     let scenario_s = c.scenario_info().map_or(0.0, |s| s.duration_s);
@@ -149,19 +160,42 @@ fn check(requirement: &Requirement, c: &Configuration) -> Result<Check, ReportEr
         exceedance_interval_s: None,
         notes: Vec::new(),
     };
+    let unjudged = |check: Check| Ok(Judged { check, little_evidence: false });
     if measurements.is_empty() {
         check.notes.push(format!("{} was not measured in this configuration", requirement.metric));
-        return Ok(check);
+        return unjudged(check);
     }
     let all = combine(&measurements)?;
     check.samples = all.row.count;
     let Some(histogram) = all.histogram.filter(|_| all.row.count > 0) else {
         check.notes.push("no samples were taken".into());
-        return Ok(check);
+        return unjudged(check);
     };
-    let Some(measured) = requirement.measure(&histogram, &all.moments)? else {
-        check.notes.push("no samples were taken".into());
-        return Ok(check);
+    let mut warned = false;
+    let measured = match requirement.statistic {
+        Statistic::Pwcet(probability) => {
+            let config = crate::pwcet::config_for(&requirement.metric, requirements);
+            let tail = crate::pwcet::measurements_tail(&measurements, &requirement.metric, &config)?;
+            match tail.as_ref().map(|t| pwcet_evidence(t, probability, config.confidence)) {
+                Some(Ok((value, notes, evt_warned))) => {
+                    check.notes.extend(notes);
+                    warned = evt_warned;
+                    Some(value)
+                }
+                Some(Err(why)) => {
+                    check.notes.push(why);
+                    None
+                }
+                None => None,
+            }
+        }
+        _ => requirement.measure(&histogram, &all.moments)?,
+    };
+    let Some(measured) = measured else {
+        if check.notes.is_empty() {
+            check.notes.push("no samples were taken".into());
+        }
+        return unjudged(check);
     };
     let bound = requirement.bound_ns;
     check.measured_ns = Some(measured);
@@ -187,7 +221,49 @@ fn check(requirement: &Requirement, c: &Configuration) -> Result<Check, ReportEr
     if all.row.lost > 0 {
         check.notes.push(format!("{} raw samples were lost (the histograms are complete)", thousands(all.row.lost)));
     }
-    Ok(check)
+    // A pWCET's notes always describe its estimate; they qualify it only with a warning.
+    let little_evidence = match requirement.statistic {
+        Statistic::Pwcet(_) => warned || all.row.lost > 0,
+        _ => !check.notes.is_empty(),
+    };
+    Ok(Judged { check, little_evidence })
+}
+
+/// The pWCET at `probability` from a tail analysis, rounded to ns, with the notes that
+/// describe it (confidence interval, fit) and the analysis' warnings, and whether there
+/// were any warnings; Err with the reason when there is no estimate.
+fn pwcet_evidence(tail: &TailAnalysis, probability: f64, confidence: f64) -> Result<(i64, Vec<String>, bool), String> {
+    let analysis = match &tail.outcome {
+        Ok(a) => a,
+        Err(why) => return Err(format!("no pWCET: {why}")),
+    };
+    let Some(value) = analysis.pwcet_ns(probability).filter(|v| v.is_finite()) else {
+        // A GPD describes only the samples above its threshold: a larger probability is a
+        // percentile's question.
+        return Err(format!(
+            "no pWCET: the fitted tail gives no value at {} (it describes rarer events only; a percentile answers \
+             this one)",
+            format_probability(probability)
+        ));
+    };
+    let mut notes = Vec::new();
+    if let Some(e) = tail.estimate(probability) {
+        notes.push(format!(
+            "pWCET at {} per activation ({} per hour at {} samples/s): {:.0} % confidence interval {} to {} µs",
+            format_probability(probability),
+            format_per_hour(e.per_hour_probability),
+            thousands(tail.sample_rate_hz.round() as u64),
+            confidence * 100.0,
+            format_us_f(e.ci_low_ns),
+            format_us_f(e.ci_high_ns)
+        ));
+    }
+    if let Some(fit) = tail.chosen_fit() {
+        notes.push(format!("fit: {} of {}, ξ = {:.3}", fit_name(fit), fit_data(fit, tail.block_s), fit.shape));
+    }
+    notes.extend(analysis.warnings.iter().map(|w| format!("EVT: {}", w.trim_end_matches('.'))));
+    let measured = value.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+    Ok((measured, notes, !analysis.warnings.is_empty()))
 }
 
 /// A bound as people write it ("500 µs", "2 ms", "1.5 s") when that is exact, else in µs
@@ -230,6 +306,11 @@ fn summarize(checks: &[Check], met: bool) -> String {
             let closest = if met { "the closest" } else { "the worst" };
             format!("{word}: {count}{closest}: {} was {} µs {place}, {relation}.", worst.what(), format_us(measured))
         }
+        _ if worst.samples > 0 => format!(
+            "{word}: {count}{} could not be estimated {place}: {}.",
+            worst.what(),
+            worst.notes.first().map_or("see its notes", |n| n.trim_end_matches('.'))
+        ),
         _ => format!("{word}: {count}{} has no samples {place}.", worst.requirement.metric),
     }
 }
@@ -295,11 +376,80 @@ mod tests {
         assert!(p.notes.iter().any(|n| n.contains("close to the max")), "{:?}", p.notes);
     }
 
+    /// 120 s simulated at 1 kHz on two CPUs: 120 per-second maxima per configuration.
+    fn long_fixture() -> RunResult {
+        serde_json::from_str(include_str!("../tests/fixtures/simulated-120s.run.json")).unwrap()
+    }
+
     #[test]
-    fn pwcet_is_refused_with_a_clear_error() {
-        let run = fixture();
-        let e = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 1ms"])).unwrap_err();
-        assert!(e.to_string().contains("pwcet needs the EVT analysis, not available yet"), "{e}");
+    fn pwcet_is_judged_from_the_tail_analysis() {
+        let run = long_fixture();
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10s", "timer pwcet(1e-9) < 10us"])).unwrap();
+        let (met, not_met) = (&v.checks[0], &v.checks[1]);
+        let measured = met.measured_ns.expect("an estimate");
+        assert_eq!(not_met.measured_ns, Some(measured), "one analysis, one estimate");
+        assert!(met.met && !not_met.met);
+        assert_eq!(met.margin_ns, Some(10_000_000_000 - measured));
+        assert_eq!(not_met.margin_ns, Some(10_000 - measured));
+        assert!(!v.met);
+        assert!(v.summary.starts_with("NOT MET: 1 of 2 checks failed; the worst: timer.latency pwcet(1e-9) was"));
+        // The notes carry the confidence interval and the fit.
+        let notes = met.notes.join("\n");
+        assert!(notes.contains("pWCET at 1e-9 per activation"), "{notes}");
+        assert!(notes.contains("% confidence interval"), "{notes}");
+        assert!(notes.contains("fit: "), "{notes}");
+        assert_eq!(met.samples, run.measurements_of("idle", "timer.latency").map(|m| m.count).sum::<u64>());
+        // Samples above the bound are counted from the histogram as for any statistic.
+        assert_eq!(met.samples_above_bound, 0);
+        assert!(not_met.samples_above_bound > 0);
+    }
+
+    #[test]
+    fn a_requirement_probability_outside_the_table_gets_its_interval() {
+        let run = long_fixture();
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-7) < 10s"])).unwrap();
+        let check = &v.checks[0];
+        assert!(check.met, "{check:?}");
+        assert!(check.notes.iter().any(|n| n.starts_with("pWCET at 1e-7 per activation")), "{:?}", check.notes);
+    }
+
+    #[test]
+    fn too_little_data_is_not_met_with_the_reason() {
+        let mut run = fixture();
+        // Two seconds of two CPUs, 4 samples each: too few block maxima and too few samples
+        // above any threshold.
+        for m in &mut run.measurements {
+            let mut h = rtlab_analysis::LatencyHistogram::new(run.experiment.histogram_max_ns).unwrap();
+            let mut moments = rtlab_analysis::Moments::new();
+            for v in 0..4 {
+                h.record(10_000 + v * 100);
+                moments.record(10_000 + v * 100);
+            }
+            m.count = 4;
+            m.cycles = 4;
+            m.overruns = 0;
+            m.summary = rtlab_analysis::Summary::from_parts(&h, &moments);
+            m.moments = moments;
+            m.histogram = h.encode().unwrap();
+            m.per_second_max_ns = vec![Some(10_300), Some(10_200)];
+        }
+        run.check().unwrap();
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10s"])).unwrap();
+        let check = &v.checks[0];
+        assert!(!check.met && check.measured_ns.is_none());
+        assert_eq!(check.samples, 8);
+        assert!(
+            check.notes[0].starts_with("no pWCET: the tail analysis could not be made: 2 block maxima and"),
+            "{:?}",
+            check.notes
+        );
+        assert!(
+            v.summary.starts_with(
+                "NOT MET: 2 of 2 checks failed; timer.latency pwcet(1e-9) could not be estimated under idle: no pWCET"
+            ),
+            "{}",
+            v.summary
+        );
     }
 
     #[test]

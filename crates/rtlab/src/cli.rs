@@ -170,7 +170,9 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub simulate: Option<u64>,
     /// Requirement the results must meet, e.g. "timer max < 500us" (repeatable; all must
-    /// hold): <metric> <statistic> < <bound>, statistic max, mean or pNN[.N]. Exit 1 when not met
+    /// hold): <metric> <statistic> < <bound>, statistic max, mean, pNN[.N] or pwcet(P) (the
+    /// latency exceeded with probability P per activation, by extreme value theory, e.g.
+    /// "timer pwcet(1e-9) < 500us"). Exit 1 when not met
     #[arg(long = "require", value_name = "EXPR")]
     pub require: Vec<String>,
     /// Run a task set for real (TOML or rt-app JSON): one SCHED_FIFO thread per task,
@@ -287,8 +289,8 @@ pub struct ReportArgs {
     /// ./rtlab-figures/)
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
-    /// Requirement to judge the runs against, e.g. "timer max < 500us" (repeatable). Exit 1
-    /// when not met
+    /// Requirement to judge the runs against, e.g. "timer max < 500us" or "timer pwcet(1e-9) <
+    /// 500us" (repeatable; statistic max, mean, pNN[.N] or pwcet(P)). Exit 1 when not met
     #[arg(long = "require", value_name = "EXPR")]
     pub require: Vec<String>,
     /// cyclictest-hist, cyclictest-json, hdr-log: the metric to export [default: the main

@@ -114,7 +114,8 @@ fn bad_requirements_exit_2_before_anything_runs() {
         ("timer max <= 500us", "only \"<\" is allowed"),
         ("timer maximum < 500us", "unknown statistic \"maximum\""),
         ("timer max < 500", "missing unit"),
-        ("timer pwcet(1e-9) < 1ms", "pwcet needs the EVT analysis, not available yet"),
+        ("timer pwcet(1e-15x) < 1ms", "the probability is not a number"),
+        ("timer pwcet(1) < 1ms", "the probability must be between 0 and 1"),
     ] {
         let dir = tmp.path().join("never");
         let output = rtlab()
@@ -130,6 +131,88 @@ fn bad_requirements_exit_2_before_anything_runs() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(!dir.exists(), "{expression}: nothing may run");
     }
+}
+
+/// `rtlab run --simulate 1 -D DURATION --require REQUIREMENT` into `dir`: exit code, stdout.
+fn simulated_for(dir: &Path, duration: &str, requirement: &str) -> (i32, String) {
+    let output = rtlab()
+        .args(["run", "--simulate", "1", "-D", duration, "--load", "idle", "-q", "--require", requirement])
+        .arg("-o")
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty(), "stderr:\n{stderr}");
+    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+}
+
+#[test]
+fn pwcet_requirements_are_judged_from_the_tail_analysis() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 60 simulated seconds: 60 per-second maxima and 120,000 samples. A bound of 1 µs is far
+    // below any estimate; twice the estimate is far above it (the same seed gives the same
+    // samples, so the same estimate).
+    let not_met = tmp.path().join("not-met");
+    let (code, stdout) = simulated_for(&not_met, "60s", "timer pwcet(1e-9) < 1us");
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.starts_with("Verdict: NOT MET: 1 of 1 check failed; the worst: timer.latency pwcet(1e-9) was"),
+        "{stdout}"
+    );
+    let check = &run_json(&not_met)["verdict"]["checks"][0];
+    let estimate = check["measured_ns"].as_i64().expect("an estimate in ns");
+    assert_eq!(check["margin_ns"].as_i64(), Some(1_000 - estimate));
+    let notes: Vec<&str> = check["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes[0].starts_with("pWCET at 1e-9 per activation"), "{notes:?}");
+    assert!(notes[0].contains("95 % confidence interval"), "{notes:?}");
+    assert!(notes.iter().any(|n| n.starts_with("fit: ")), "{notes:?}");
+
+    let met = tmp.path().join("met");
+    let (code, stdout) = simulated_for(&met, "60s", &format!("timer pwcet(1e-9) < {}ns", 2 * estimate));
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.starts_with("Verdict: MET: all 1 check passed; the closest: timer.latency pwcet(1e-9) was"),
+        "{stdout}"
+    );
+    let check = &run_json(&met)["verdict"]["checks"][0];
+    assert_eq!(check["measured_ns"].as_i64(), Some(estimate));
+    assert_eq!(check["margin_ns"].as_i64(), Some(estimate));
+
+    // `report --require` judges a saved run the same way; the JSON report has the tail tables.
+    let (code, json) = report(&met, &["--format", "json", "--require", "timer pwcet(1e-6) < 1us"]);
+    assert_eq!(code, 1);
+    let value: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["verdict"]["met"], false);
+    let ids: Vec<&str> = value["tables"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    for id in ["pwcet-timer.latency", "pwcet-fits-timer.latency", "pwcet-tests-timer.latency"] {
+        assert!(ids.contains(&id), "{id}: {ids:?}");
+    }
+
+    // Too little data: not met, with the reason, and no crash.
+    let thin = tmp.path().join("thin");
+    let output = rtlab()
+        .args([
+            "run",
+            "--simulate",
+            "1",
+            "--samples",
+            "4",
+            "--load",
+            "idle",
+            "-q",
+            "--require",
+            "timer pwcet(1e-9) < 10s",
+        ])
+        .arg("-o")
+        .arg(&thin)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("timer.latency pwcet(1e-9) could not be estimated under idle: no pWCET: the tail analysis could not be made"), "{stdout}");
+    let check = &run_json(&thin)["verdict"]["checks"][0];
+    assert_eq!(check["measured_ns"], Value::Null);
+    assert!(check["notes"][0].as_str().unwrap().contains("run longer"), "{check}");
 }
 
 #[test]
@@ -305,7 +388,8 @@ fn report_format_png_writes_one_png_per_figure() {
     .unwrap();
     assert_eq!(code, 1, "{stderr}");
     assert!(stdout.starts_with("Verdict: NOT MET"), "{stdout}");
-    assert!(stdout.trim_end().ends_with("rtlab-figures/fig-histogram-per-cpu-timer-jitter.png"), "{stdout}");
+    // The tail section's figures come after the metrics' own.
+    assert!(stdout.trim_end().ends_with("rtlab-figures/fig-pwcet-qq-timer-latency.png"), "{stdout}");
     assert!(tmp.path().join("rtlab-figures").join(format!("{}.png", expected[0])).is_file());
     // --output: a new nested directory is created.
     let nested = tmp.path().join("a/b");

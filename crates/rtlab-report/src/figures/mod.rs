@@ -14,7 +14,9 @@
 //! - the sleep probe's overshoot per sample, configurations overlaid (Dankwardt, Figs
 //!   2-11) ([`per_sample`], for the metrics of shape [`MetricShape::PerSample`]);
 //! - beside the tables of the jitter and sweep probes (Dodiu et al., Tables 1 and 2): the
-//!   minimum and maximum per period or stimulus rate ([`per_step`], [`table_figures`]).
+//!   minimum and maximum per period or stimulus rate ([`per_step`], [`table_figures`]);
+//! - the tail section's pWCET figures: exceedance probability per activation on a log axis,
+//!   measured and fitted, and the fit's QQ plot ([`tail`], [`tail_figures`]).
 //!
 //! The statistics come from `rtlab_analysis::curve` and the saved histograms; this module
 //! only draws.
@@ -26,6 +28,7 @@ mod histogram;
 pub mod palette;
 mod per_sample;
 mod per_step;
+mod tail;
 mod timeseries;
 
 use crate::digest::{combine, Combined};
@@ -343,11 +346,26 @@ fn series_of(
 }
 
 /// Every figure of the report of `set`, in the order the HTML report shows them: each
-/// metric's figures, then the charts beside the tables. For exports that take the figures
+/// metric's figures, the tail section's, then the charts beside the tables. For exports that take the figures
 /// without the page around them (`--format png`).
 pub fn all_figures(set: &ReportSet) -> Result<Vec<Figure>, ReportError> {
     let mut out: Vec<Figure> = report_figures(set)?.into_iter().flat_map(|metric| metric.figures).collect();
+    out.extend(tail_figures(set)?.into_iter().flat_map(|metric| metric.figures));
     out.extend(table_figures(set)?.into_iter().map(|t| t.figure));
+    Ok(out)
+}
+
+/// The figures of the report's tail section, one [`MetricFigures`] per metric of
+/// [`crate::pwcet::report_tails`]: the pWCET exceedance curve and the QQ plot, every
+/// configuration overlaid; where there is too little data, a sentence in `notes` instead.
+pub fn tail_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError> {
+    let mut out = Vec::new();
+    for metric in crate::pwcet::report_tails(set)? {
+        let mut notes = Vec::new();
+        let figures = tail::figures(&metric, &mut notes)
+            .map_err(|e| ReportError::Encode(format!("pWCET figure of {}: {}", metric.metric, e.0)))?;
+        out.push(MetricFigures { title: metric_title(&metric.metric), metric: metric.metric, figures, notes });
+    }
     Ok(out)
 }
 
