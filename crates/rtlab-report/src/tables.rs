@@ -17,6 +17,7 @@ use rtlab_analysis::{percentile, LatencyHistogram, Summary};
 use serde::Serialize;
 
 pub mod probes;
+pub mod taskset;
 
 /// One table: a header row and rows of cells, already formatted for people (µs with one
 /// decimal, counts with thousands separators); `csv_rows` keeps raw numbers for spreadsheets.
@@ -68,6 +69,7 @@ pub fn report_tables(set: &ReportSet) -> Result<Vec<Table>, crate::ReportError> 
         tables.extend(range_table(interrupt, activation, &columns));
     }
     tables.extend(probes::report_tables(&columns)?);
+    tables.extend(taskset::report_tables(set));
     tables.extend(loads_table(&columns));
     tables.extend(activity_table(&columns));
     tables.push(environment_table(set));

@@ -1,11 +1,17 @@
 //! A task set run for real (`rtlab run --taskset`): per task and scenario, the measured
 //! response times and deadline misses beside the analysed worst-case response time.
 //! Saved in run.json "taskset"; the response times themselves are measurements
-//! (`taskset.<task>.response`).
+//! (`taskset.<task>.response`), whose details carry the job counts this section collects.
+//! Documented in docs/run-json.md.
 
-use rtlab_analysis::schedulability::Analysis;
+use crate::model::{Measurement, RunResult};
+use crate::per_setting::{detail_i64, detail_text};
+use rtlab_analysis::schedulability::{analyse, Analysis, Overheads};
 use rtlab_analysis::taskset::TaskSet;
 use serde::{Deserialize, Serialize};
+
+/// The probe name of a task-set run's measurements.
+pub const PROBE: &str = "taskset";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TasksetRun {
@@ -28,6 +34,10 @@ pub struct TaskResult {
     pub scenario: String,
     /// SCHED_FIFO priority the thread ran with.
     pub priority: i32,
+    /// C, T and D of the task, ns.
+    pub wcet_ns: u64,
+    pub period_ns: u64,
+    pub deadline_ns: u64,
     /// The measurement holding this task's response times.
     pub metric: String,
     pub jobs_released: u64,
@@ -35,12 +45,193 @@ pub struct TaskResult {
     /// Jobs that finished after their absolute deadline, or had not finished when it passed.
     pub deadline_misses: u64,
     pub worst_response_ns: Option<i64>,
-    /// Worst finish time minus absolute deadline (negative: before the deadline).
+    /// Worst finish time minus absolute deadline (negative: before the deadline), over the
+    /// completed jobs.
     pub worst_lateness_ns: Option<i64>,
+    /// Worst delay from a release to the thread running, over the jobs for which it slept
+    /// until the release. For the highest-priority task this is the timer latency the task
+    /// saw; for the others it includes higher-priority jobs running.
+    pub worst_wake_up_ns: Option<i64>,
     /// From `analysis`; None when the analysis found the task unschedulable.
     pub analysed_response_ns: Option<u64>,
     /// The measured worst response exceeded the analysed R.
     pub exceeds_analysis: bool,
     /// When it did: which platform figure would explain it.
     pub explanation: Option<String>,
+}
+
+impl TasksetRun {
+    /// The section of `run` (its scenarios and `taskset.*` measurements) for `set`, run from
+    /// `file` on `cpu` and compared with `analysis`. Tasks appear in the analysis' order
+    /// (highest priority first) within each scenario; a scenario that measured nothing (its
+    /// loads failed, an interruption) has no entries.
+    pub fn new(
+        file: String,
+        set: TaskSet,
+        cpu: usize,
+        analysis: Analysis,
+        notes: Vec<String>,
+        run: &RunResult,
+    ) -> TasksetRun {
+        let mut section = TasksetRun { file, set, cpu, analysis, results: Vec::new(), notes };
+        for scenario in &run.scenarios {
+            let of_scenario: Vec<&Measurement> =
+                run.measurements.iter().filter(|m| m.scenario == scenario.name && m.probe == PROBE).collect();
+            for task in &section.analysis.tasks {
+                let Some(m) = of_scenario.iter().find(|m| detail_text(m, "task") == Some(task.name.as_str())) else {
+                    continue;
+                };
+                let count = |key| detail_i64(m, key).map_or(0, |v| v.max(0) as u64);
+                let worst_response_ns = m.summary.as_ref().map(|s| s.max);
+                let exceeds_analysis = match (worst_response_ns, task.response_ns) {
+                    (Some(worst), Some(r)) => worst > i64::try_from(r).unwrap_or(i64::MAX),
+                    _ => false,
+                };
+                section.results.push(TaskResult {
+                    task: task.name.clone(),
+                    scenario: scenario.name.clone(),
+                    priority: detail_i64(m, "priority").map_or(task.priority, |p| p as i32),
+                    wcet_ns: task.wcet_ns,
+                    period_ns: task.period_ns,
+                    deadline_ns: task.deadline_ns,
+                    metric: m.metric.clone(),
+                    jobs_released: count("jobs_released"),
+                    jobs_completed: count("jobs_completed"),
+                    deadline_misses: count("deadline_misses"),
+                    worst_response_ns,
+                    worst_lateness_ns: detail_i64(m, "worst_lateness_ns"),
+                    worst_wake_up_ns: detail_i64(m, "worst_wake_up_ns"),
+                    analysed_response_ns: task.response_ns,
+                    exceeds_analysis,
+                    explanation: None,
+                });
+            }
+        }
+        let explanations: Vec<Option<String>> = section
+            .results
+            .iter()
+            .map(|r| {
+                let excess = section.excess_text(r)?;
+                Some(format!("{excess}; {}", section.platform_text(&r.scenario)))
+            })
+            .collect();
+        for (r, why) in section.results.iter_mut().zip(explanations) {
+            r.explanation = why;
+        }
+        section
+    }
+
+    /// The results of one scenario, highest priority first.
+    pub fn results_of<'a>(&'a self, scenario: &'a str) -> impl Iterator<Item = &'a TaskResult> + 'a {
+        self.results.iter().filter(move |r| r.scenario == scenario)
+    }
+
+    /// Jobs released and deadline misses over every task and scenario.
+    pub fn totals(&self) -> (u64, u64) {
+        self.results.iter().fold((0, 0), |(jobs, misses), r| (jobs + r.jobs_released, misses + r.deadline_misses))
+    }
+
+    /// The timer latency of a scenario: the worst wake-up of the highest-priority task (no
+    /// other task delays it), with that task's name.
+    pub fn timer_latency(&self, scenario: &str) -> Option<(&str, i64)> {
+        let top = self.analysis.tasks.first()?;
+        let r = self.results_of(scenario).find(|r| r.task == top.name)?;
+        Some((top.name.as_str(), r.worst_wake_up_ns?))
+    }
+
+    /// For a result whose worst response exceeded its analysed R: by how much, and whether
+    /// the analysis with this scenario's timer latency charged as activation latency (on
+    /// top of what it charged already) accounts for it. None when R was not exceeded.
+    pub fn excess_text(&self, r: &TaskResult) -> Option<String> {
+        let (worst, analysed) = (r.worst_response_ns?, r.analysed_response_ns?);
+        if !r.exceeds_analysis {
+            return None;
+        }
+        let analysed = i64::try_from(analysed).unwrap_or(i64::MAX);
+        let mut text = format!(
+            "measured worst response {} exceeds the analysed {} by {}",
+            format_time(worst),
+            format_time(analysed),
+            format_time(worst - analysed)
+        );
+        if let Some((_, latency)) = self.timer_latency(&r.scenario) {
+            let overheads = Overheads {
+                activation_latency_ns: self
+                    .analysis
+                    .overheads
+                    .activation_latency_ns
+                    .saturating_add(latency.max(0) as u64),
+                ..self.analysis.overheads
+            };
+            let charged = analyse(&self.set, overheads);
+            let shown = format_time(latency);
+            match charged.tasks.iter().find(|t| t.name == r.task).and_then(|t| t.response_ns) {
+                Some(r2) if worst <= i64::try_from(r2).unwrap_or(i64::MAX) => text.push_str(&format!(
+                    "; with this run's timer latency ({shown}) charged as activation latency the analysis gives R = {}, which covers it",
+                    format_time(r2 as i64)
+                )),
+                Some(r2) => text.push_str(&format!(
+                    "; with this run's timer latency ({shown}) charged as activation latency the analysis gives R = {}, still {} short: \
+                     the rest is per-job overhead (task switches, which the analysis charges as 2 CS per job with `--switch`, and the clock reads \
+                     that time the job) or interference it does not model \
+                     (interrupts, kernel threads, the hypervisor taking the CPU)",
+                    format_time(r2 as i64),
+                    format_time(worst - r2 as i64)
+                )),
+                None => text.push_str(&format!(
+                    "; with this run's timer latency ({shown}) charged as activation latency the analysis finds the task unschedulable"
+                )),
+            }
+        }
+        Some(text)
+    }
+
+    /// What the analysis charged and the platform figure of `scenario` it did not: the
+    /// timer latency the highest-priority task saw, and how to charge it with `rtlab check`.
+    pub fn platform_text(&self, scenario: &str) -> String {
+        let o = self.analysis.overheads;
+        let charged = if o == Overheads::default() {
+            "the analysis charged no activation latency and no task-switch time".to_string()
+        } else {
+            format!(
+                "the analysis charged an activation latency of {} and a task-switch time of {}",
+                format_time(o.activation_latency_ns as i64),
+                format_time(o.switch_ns as i64)
+            )
+        };
+        let file = &self.file;
+        let measure = format!(
+            "measure the platform (`rtlab run --probe timer,switch`) and rerun `rtlab check {file} --platform RESULT`"
+        );
+        match self.timer_latency(scenario) {
+            Some((top, latency)) => format!(
+                "{charged}; this machine's timer latency in this run (the worst wake-up of the highest-priority task, {top}) \
+                 was {}: charge it with `rtlab check {file} --jitter {}us`, or {measure}",
+                format_time(latency),
+                (latency.max(0) as u64).div_ceil(1_000)
+            ),
+            None => format!("{charged}; {measure}"),
+        }
+    }
+}
+
+/// "9.200 ms", "48.3 µs": a response time precise enough to compare with R.
+pub fn format_time(ns: i64) -> String {
+    if ns.abs() >= 1_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_precisely_enough_to_compare() {
+        assert_eq!(format_time(9_200_000), "9.200 ms");
+        assert_eq!(format_time(48_340), "48.3 µs");
+        assert_eq!(format_time(-36_000_000), "-36.000 ms");
+    }
 }
