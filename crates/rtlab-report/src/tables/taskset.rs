@@ -34,7 +34,7 @@ pub fn scenario_table(taskset: &TasksetRun, scenario: &str, id: &str, title_suff
     let mut table = new_table(
         id,
         &format!("Task set{name} run for real on CPU {}{title_suffix} (ms)", taskset.cpu),
-        Some("Dodiu et al. task model; response-time analysis"),
+        None,
         [
             "task",
             "priority",
@@ -143,12 +143,12 @@ pub fn conclusion(run: &RunResult) -> Option<String> {
     };
     let scenarios = taskset.results.iter().map(|r| r.scenario.as_str()).collect::<std::collections::BTreeSet<_>>();
     let where_ = |scenario: &str| if scenarios.len() > 1 { format!(" under {scenario}") } else { String::new() };
-    let exceeded: Vec<String> = taskset
-        .results
-        .iter()
-        .filter(|r| r.exceeds_analysis)
-        .map(|r| format!("{}{}", r.task, where_(&r.scenario)))
-        .collect();
+    let mut exceeded: Vec<&str> = Vec::new();
+    for r in taskset.results.iter().filter(|r| r.exceeds_analysis) {
+        if !exceeded.contains(&r.task.as_str()) {
+            exceeded.push(&r.task);
+        }
+    }
     let mut line = format!("\n{prefix}: {} deadline misses in {} jobs", thousands(misses), thousands(jobs));
     if misses == 0 {
         line.push_str(&format!(" of {} tasks", taskset.analysis.tasks.len()));
@@ -186,4 +186,85 @@ pub fn conclusion(run: &RunResult) -> Option<String> {
     }
     line.push_str(".\n");
     Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report_set::SourcedRun;
+    use crate::taskset_run::example_run;
+    use crate::terminal::TerminalSummary;
+    use crate::Exporter;
+
+    fn set_of(runs: Vec<RunResult>) -> ReportSet {
+        ReportSet {
+            runs: runs.into_iter().map(|run| SourcedRun { source: format!("{}/run.json", run.label), run }).collect(),
+            verdict: None,
+        }
+    }
+
+    #[test]
+    fn one_table_per_scenario_in_the_report() {
+        let run = example_run();
+        let tables = report_tables(&set_of(vec![run.clone()]));
+        let ids: Vec<&str> = tables.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["taskset-idle", "taskset-cpu:threads=1+proc-read"]);
+        // Rows in priority order; CSV keeps ns.
+        assert_eq!(tables[1].rows[0][0], "ctrl");
+        assert_eq!(tables[1].csv_rows[1][7], "112000000");
+        let all = crate::tables::report_tables(&set_of(vec![run.clone()])).unwrap();
+        assert!(all.iter().any(|t| t.id == "taskset-idle"), "report_tables carries them");
+        // Two runs: the label names each table.
+        let mut other = run.clone();
+        other.label = "other".into();
+        let two = report_tables(&set_of(vec![run, other]));
+        assert_eq!(two.len(), 4);
+        assert_eq!(two[2].id, "taskset-other-idle");
+    }
+
+    #[test]
+    fn nothing_for_a_run_without_a_task_set() {
+        let mut run = example_run();
+        run.taskset = None;
+        assert!(report_tables(&set_of(vec![run.clone()])).is_empty());
+        assert_eq!(terminal_section(&run, "idle"), "");
+        assert_eq!(conclusion(&run), None);
+    }
+
+    #[test]
+    fn conclusions() {
+        let run = example_run();
+        assert_eq!(
+            conclusion(&run).unwrap(),
+            "\nConclusion (not real-time results): 2 deadline misses in 13 jobs: task logger 2 of 3 under \
+             cpu:threads=1+proc-read; the analysis found the set schedulable, so its assumptions did not hold; measured \
+             worst response above the analysed R for ctrl, logger (the table says which platform figure explains it).\n"
+        );
+        let mut calm = run.clone();
+        let t = calm.taskset.as_mut().unwrap();
+        t.results.retain(|r| r.scenario == "idle");
+        for r in &mut t.results {
+            r.exceeds_analysis = false;
+        }
+        calm.realtime.real_time_results = true;
+        assert_eq!(
+            conclusion(&calm).unwrap(),
+            "\nConclusion: 0 deadline misses in 6 jobs of 2 tasks; every measured worst response within its analysed R.\n"
+        );
+    }
+
+    #[test]
+    fn terminal_summary_of_a_task_set_run() {
+        let text = TerminalSummary.export(&example_run()).unwrap();
+        insta::assert_snapshot!("terminal_taskset", text);
+    }
+
+    #[test]
+    fn markdown_report_of_a_task_set_run() {
+        use crate::report_set::ReportExporter;
+        let text = crate::markdown::MarkdownReport.render(&set_of(vec![example_run()])).unwrap();
+        let start = text.find("Task set example").expect("the table is in the report");
+        let table: String = text[start..].lines().take_while(|l| !l.starts_with("## ")).collect::<Vec<_>>().join("\n");
+        insta::assert_snapshot!("markdown_taskset", table);
+    }
 }
