@@ -172,6 +172,17 @@ impl TasksetRun {
             format_time(analysed),
             format_time(worst - analysed)
         );
+        // Throttled, the top task's wake-ups include the throttling's stops: they are not a
+        // platform latency to charge.
+        if let Some(share) = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share) {
+            text.push_str(&format!(
+                "; the set asks for {:.0} % of the CPU and the host's RT throttling stops real-time tasks after {:.0} % of \
+                 each period, delaying even the highest-priority task",
+                self.analysis.utilization * 100.0,
+                share * 100.0
+            ));
+            return Some(text);
+        }
         if let Some((_, latency)) = self.timer_latency(&r.scenario) {
             let overheads = Overheads {
                 activation_latency_ns: self
@@ -201,14 +212,6 @@ impl TasksetRun {
                 )),
             }
         }
-        if let Some(share) = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share) {
-            text.push_str(&format!(
-                "; besides, the set asks for {:.0} % of the CPU and the host's RT throttling stops real-time tasks after {:.0} % of \
-                 each period, delaying even the highest-priority task",
-                self.analysis.utilization * 100.0,
-                share * 100.0
-            ));
-        }
         Some(text)
     }
 
@@ -229,14 +232,23 @@ impl TasksetRun {
         let measure = format!(
             "measure the platform (`rtlab run --probe timer,switch`) and rerun `rtlab check {file} --platform RESULT`"
         );
-        match self.timer_latency(scenario) {
-            Some((top, latency)) => format!(
+        let throttled = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share);
+        match (self.timer_latency(scenario), throttled) {
+            (Some((top, latency)), Some(share)) => format!(
+                "{charged}; the worst wake-up of the highest-priority task ({top}) was {} in this run, but it includes the stops \
+                 of the host's RT throttling (the set asks for {:.0} % of the CPU, real-time tasks get {:.0} %), so it is not \
+                 this machine's timer latency: {measure}",
+                format_time(latency),
+                self.analysis.utilization * 100.0,
+                share * 100.0
+            ),
+            (Some((top, latency)), None) => format!(
                 "{charged}; this machine's timer latency in this run (the worst wake-up of the highest-priority task, {top}) \
                  was {}: charge it with `rtlab check {file} --jitter {}us`, or {measure}",
                 format_time(latency),
                 (latency.max(0) as u64).div_ceil(1_000)
             ),
-            None => format!("{charged}; {measure}"),
+            (None, _) => format!("{charged}; {measure}"),
         }
     }
 }
@@ -293,6 +305,29 @@ mod tests {
         let t2 = TasksetRun::new("x".into(), t.set.clone(), 1, t.analysis.clone(), vec![], &within);
         assert_eq!(t2.results.len(), 1);
         assert!(t2.timer_latency("idle").is_none(), "the top task did not run");
+    }
+
+    #[test]
+    fn rt_throttling_is_named_instead_of_a_timer_latency() {
+        let mut run = example_run();
+        run.host.rt_throttling.runtime_us = Some(950_000);
+        let t = run.taskset.as_ref().unwrap();
+        // U = 0.2 fits in 95 %: nothing said.
+        let fits = TasksetRun::new("x".into(), t.set.clone(), 1, t.analysis.clone(), vec![], &run);
+        assert_eq!(fits.rt_throttling_share, Some(0.95));
+        assert!(fits.notes.is_empty());
+        assert!(!fits.platform_text("idle").contains("throttling"));
+        // An analysis of U = 1.2 (as if the set asked for more) is throttled.
+        let mut analysis = t.analysis.clone();
+        analysis.utilization = 1.2;
+        let over = TasksetRun::new("x".into(), t.set.clone(), 1, analysis, vec![], &run);
+        assert!(over.notes[0].starts_with(
+            "The set asks for 120 % of the CPU but the host's RT throttling lets real-time tasks use 95 %"
+        ));
+        let ctrl = over.results.iter().find(|r| r.task == "ctrl").unwrap();
+        let why = ctrl.explanation.as_deref().unwrap();
+        assert!(why.contains("RT throttling stops real-time tasks after 95 % of each period"), "{why}");
+        assert!(!why.contains("--jitter"), "a throttled wake-up is not a latency to charge: {why}");
     }
 
     #[test]
