@@ -286,7 +286,7 @@ fn validate_with(set: &TaskSet, fields: FieldNames) -> Result<(), TaskSetError> 
                 &task.name,
                 fields.wcet,
                 format!(
-                    "C = {} exceeds the deadline D = {}: the task cannot finish in time even alone (0 < C ≤ D ≤ T)",
+                    "{} exceeds the deadline D = {}: the task cannot finish in time even alone (0 < C ≤ D ≤ T)",
                     in_us(task.wcet_ns as i64),
                     in_us(task.deadline_ns as i64)
                 ),
@@ -297,7 +297,7 @@ fn validate_with(set: &TaskSet, fields: FieldNames) -> Result<(), TaskSetError> 
                 &task.name,
                 fields.deadline,
                 format!(
-                    "D = {} exceeds the period T = {}: rtlab analyses constrained deadlines (0 < C ≤ D ≤ T)",
+                    "{} exceeds the period T = {}: rtlab analyses constrained deadlines (0 < C ≤ D ≤ T)",
                     in_us(task.deadline_ns as i64),
                     in_us(task.period_ns as i64)
                 ),
@@ -582,10 +582,9 @@ mod rt_app {
     ];
 
     pub(super) fn parse(text: &str) -> Result<TaskSet, TaskSetError> {
-        let root: Json = json5::from_str(text).map_err(|e| {
-            let place = e.position().map(|p| format!(" at line {}, column {}", p.line + 1, p.column + 1));
-            TaskSetError::of_file("file", format!("not valid rt-app JSON{}: {e}", place.unwrap_or_default()))
-        })?;
+        // json5's message ends with the line and column.
+        let root: Json =
+            json5::from_str(text).map_err(|e| TaskSetError::of_file("file", format!("not valid rt-app JSON: {e}")))?;
         let Json::Object(top) = root else {
             return Err(TaskSetError::of_file("file", "an rt-app file is a JSON object"));
         };

@@ -222,7 +222,12 @@ fn rt_app_errors_name_the_task_and_key() {
         "phases",
         "2 phases",
     );
-    assert_error(r#"{ "tasks": { "a": { "run" : 1, } "#, None, "file", "not valid rt-app JSON at line 1");
+    assert_error(
+        r#"{ "tasks": { "a": { "run" : 1, } "#,
+        None,
+        "file",
+        "not valid rt-app JSON: EOF parsing object at line 1",
+    );
     assert_error(r#"{ "global": {} }"#, None, "tasks", "missing");
     assert_error(r#"{ "tasks": {} }"#, None, "tasks", "no tasks");
 }
