@@ -262,6 +262,83 @@ pub fn format_time(ns: i64) -> String {
     }
 }
 
+/// A task-set run for the report tests: the two-scenario fixture (an unloaded and a loaded
+/// scenario) with its measurements replaced by two tasks' response times. Under load the
+/// logger misses deadlines and the control task's worst response exceeds its R by more
+/// than its timer latency.
+#[cfg(test)]
+pub(crate) fn example_run() -> RunResult {
+    use rtlab_analysis::taskset::{Task, TaskSetFormat};
+    use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+    use rtlab_probe::Detail;
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/simulated-two-scenarios.run.json");
+    let mut run = RunResult::load(std::path::Path::new(path)).expect("the fixture loads");
+    let base = run.measurements[0].clone();
+    let set = TaskSet {
+        name: Some("example".into()),
+        format: TaskSetFormat::Toml,
+        tasks: vec![
+            Task { deadline_ns: 40_000_000, ..Task::periodic("ctrl", 5_000_000, 50_000_000) },
+            Task::periodic("logger", 10_000_000, 100_000_000),
+        ],
+    };
+    let analysis = analyse(&set, Overheads::default());
+    let loaded = run.scenarios[1].name.clone();
+    let measurement = |scenario: &str, task: &Task, responses: &[i64], released: i64, misses: i64, wake: i64| {
+        let mut h = LatencyHistogram::new(10_000_000_000).unwrap();
+        let mut moments = Moments::new();
+        for &v in responses {
+            h.record(v);
+            moments.record(v);
+        }
+        let priority = analysis.tasks.iter().find(|t| t.name == task.name).map_or(1, |t| t.priority);
+        let worst = responses.iter().max().copied().unwrap_or(0);
+        let mut m = base.clone();
+        m.scenario = scenario.to_string();
+        m.probe = PROBE.into();
+        m.metric = format!("taskset.{}.response", task.name);
+        m.thread = format!("taskset/{}", task.name);
+        m.cpu = 1;
+        m.count = moments.count;
+        m.cycles = released as u64;
+        m.overruns = released as u64 - moments.count;
+        m.interval_ns = task.period_ns;
+        m.summary = Summary::from_parts(&h, &moments);
+        m.moments = moments;
+        m.histogram = h.encode().unwrap();
+        m.per_second_max_ns = vec![Some(worst)];
+        m.details = [
+            ("task", Detail::Text(task.name.clone())),
+            ("task_period_ns", Detail::Int(task.period_ns as i64)),
+            ("wcet_ns", Detail::Int(task.wcet_ns as i64)),
+            ("deadline_ns", Detail::Int(task.deadline_ns as i64)),
+            ("priority", Detail::Int(i64::from(priority))),
+            ("jobs_released", Detail::Int(released)),
+            ("jobs_completed", Detail::Int(responses.len() as i64)),
+            ("deadline_misses", Detail::Int(misses)),
+            ("worst_lateness_ns", Detail::Int(worst - task.deadline_ns as i64)),
+            ("worst_wake_up_ns", Detail::Int(wake)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        m
+    };
+    let (ctrl, logger) = (&set.tasks[0], &set.tasks[1]);
+    run.measurements = vec![
+        measurement("idle", ctrl, &[5_021_000, 5_030_500, 5_018_200, 5_044_000], 4, 0, 40_000),
+        measurement("idle", logger, &[15_050_000, 10_031_000], 2, 0, 5_060_000),
+        measurement(&loaded, ctrl, &[5_120_000, 5_900_000, 5_200_000, 5_150_000], 4, 0, 150_000),
+        measurement(&loaded, logger, &[15_200_000, 112_000_000], 3, 2, 5_300_000),
+    ];
+    run.experiment.probes = vec![PROBE.into()];
+    run.experiment.cpus = vec![1];
+    let notes = vec!["Every task thread ran on CPU 1.".to_string()];
+    run.taskset = Some(TasksetRun::new("example.toml".into(), set, 1, analysis, notes, &run));
+    run
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,81 +419,4 @@ mod tests {
         plain.taskset = None;
         assert!(!serde_json::to_string(&plain).unwrap().contains("\"taskset\":"));
     }
-}
-
-/// A task-set run for the report tests: the two-scenario fixture (an unloaded and a loaded
-/// scenario) with its measurements replaced by two tasks' response times. Under load the
-/// logger misses deadlines and the control task's worst response exceeds its R by more
-/// than its timer latency.
-#[cfg(test)]
-pub(crate) fn example_run() -> RunResult {
-    use rtlab_analysis::taskset::{Task, TaskSetFormat};
-    use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-    use rtlab_probe::Detail;
-
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/simulated-two-scenarios.run.json");
-    let mut run = RunResult::load(std::path::Path::new(path)).expect("the fixture loads");
-    let base = run.measurements[0].clone();
-    let set = TaskSet {
-        name: Some("example".into()),
-        format: TaskSetFormat::Toml,
-        tasks: vec![
-            Task { deadline_ns: 40_000_000, ..Task::periodic("ctrl", 5_000_000, 50_000_000) },
-            Task::periodic("logger", 10_000_000, 100_000_000),
-        ],
-    };
-    let analysis = analyse(&set, Overheads::default());
-    let loaded = run.scenarios[1].name.clone();
-    let measurement = |scenario: &str, task: &Task, responses: &[i64], released: i64, misses: i64, wake: i64| {
-        let mut h = LatencyHistogram::new(10_000_000_000).unwrap();
-        let mut moments = Moments::new();
-        for &v in responses {
-            h.record(v);
-            moments.record(v);
-        }
-        let priority = analysis.tasks.iter().find(|t| t.name == task.name).map_or(1, |t| t.priority);
-        let worst = responses.iter().max().copied().unwrap_or(0);
-        let mut m = base.clone();
-        m.scenario = scenario.to_string();
-        m.probe = PROBE.into();
-        m.metric = format!("taskset.{}.response", task.name);
-        m.thread = format!("taskset/{}", task.name);
-        m.cpu = 1;
-        m.count = moments.count;
-        m.cycles = released as u64;
-        m.overruns = released as u64 - moments.count;
-        m.interval_ns = task.period_ns;
-        m.summary = Summary::from_parts(&h, &moments);
-        m.moments = moments;
-        m.histogram = h.encode().unwrap();
-        m.per_second_max_ns = vec![Some(worst)];
-        m.details = [
-            ("task", Detail::Text(task.name.clone())),
-            ("task_period_ns", Detail::Int(task.period_ns as i64)),
-            ("wcet_ns", Detail::Int(task.wcet_ns as i64)),
-            ("deadline_ns", Detail::Int(task.deadline_ns as i64)),
-            ("priority", Detail::Int(i64::from(priority))),
-            ("jobs_released", Detail::Int(released)),
-            ("jobs_completed", Detail::Int(responses.len() as i64)),
-            ("deadline_misses", Detail::Int(misses)),
-            ("worst_lateness_ns", Detail::Int(worst - task.deadline_ns as i64)),
-            ("worst_wake_up_ns", Detail::Int(wake)),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        m
-    };
-    let (ctrl, logger) = (&set.tasks[0], &set.tasks[1]);
-    run.measurements = vec![
-        measurement("idle", ctrl, &[5_021_000, 5_030_500, 5_018_200, 5_044_000], 4, 0, 40_000),
-        measurement("idle", logger, &[15_050_000, 10_031_000], 2, 0, 5_060_000),
-        measurement(&loaded, ctrl, &[5_120_000, 5_900_000, 5_200_000, 5_150_000], 4, 0, 150_000),
-        measurement(&loaded, logger, &[15_200_000, 112_000_000], 3, 2, 5_300_000),
-    ];
-    run.experiment.probes = vec![PROBE.into()];
-    run.experiment.cpus = vec![1];
-    let notes = vec!["Every task thread ran on CPU 1.".to_string()];
-    run.taskset = Some(TasksetRun::new("example.toml".into(), set, 1, analysis, notes, &run));
-    run
 }
