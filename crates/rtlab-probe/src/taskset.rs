@@ -47,7 +47,7 @@ pub struct TaskSpec {
     pub period_ns: u64,
     /// D, ns (relative to each release).
     pub deadline_ns: u64,
-    /// The thread's priority under a real-time policy (not used under SCHED_OTHER).
+    /// The thread's priority under a real-time policy (0 is recorded under SCHED_OTHER).
     pub priority: i32,
 }
 
@@ -217,6 +217,9 @@ impl Probe for TasksetProbe {
                     ..config.setup
                 };
                 let window_ns = config.window_ns;
+                // The details say the priority the thread ran with (0 as an ordinary task).
+                let mut task = task;
+                task.spec.priority = setup.priority;
                 Worker {
                     cpu,
                     // The kernel keeps 15 bytes of a thread name.

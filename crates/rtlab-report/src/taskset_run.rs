@@ -36,7 +36,7 @@ pub struct TasksetRun {
 pub struct TaskResult {
     pub task: String,
     pub scenario: String,
-    /// SCHED_FIFO priority the thread ran with.
+    /// SCHED_FIFO priority the thread ran with (0 when it ran as an ordinary task).
     pub priority: i32,
     /// C, T and D of the task, ns.
     pub wcet_ns: u64,
