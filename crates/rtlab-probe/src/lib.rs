@@ -10,6 +10,9 @@
 //!   Regnier), [`ipc::IpcProbe`] (wake-up latency through eventfd, pipe, futex, POSIX
 //!   message queue, signal), [`switch::SwitchProbe`] (task-switch time on one CPU, Dodiu
 //!   Table 3) and [`sweep::SweepProbe`] (a stimulus probe over several rates, Dodiu Table 2).
+//! - [`taskset::TasksetProbe`]: a task set run for real: one thread per task on one CPU,
+//!   periodic releases from a synchronous start, jobs busy for C of their own CPU time,
+//!   per-job response times and explicit deadline-miss counts.
 //! - [`recorder::MetricRecorder`]: what a sampling loop records per metric (histogram,
 //!   moments, per-second maxima, raw ring, optional in-order sequence), preallocated.
 //! - [`workers::run_workers`]: starts a probe's threads, wakes them when they must stop,
@@ -33,6 +36,7 @@ pub mod recorder;
 pub mod sleep;
 pub mod sweep;
 pub mod switch;
+pub mod taskset;
 pub mod timer;
 pub mod workers;
 

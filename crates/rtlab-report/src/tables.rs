@@ -18,6 +18,7 @@ use serde::Serialize;
 
 pub mod probes;
 pub mod tail;
+pub mod taskset;
 
 /// One table: a header row and rows of cells, already formatted for people (µs with one
 /// decimal, counts with thousands separators); `csv_rows` keeps raw numbers for spreadsheets.
@@ -70,6 +71,7 @@ pub fn report_tables(set: &ReportSet) -> Result<Vec<Table>, crate::ReportError> 
     }
     tables.extend(probes::report_tables(&columns)?);
     tables.extend(tail::report_tables(set)?);
+    tables.extend(taskset::report_tables(set));
     tables.extend(loads_table(&columns));
     tables.extend(activity_table(&columns));
     tables.push(environment_table(set));

@@ -1,11 +1,17 @@
 //! A task set run for real (`rtlab run --taskset`): per task and scenario, the measured
 //! response times and deadline misses beside the analysed worst-case response time.
 //! Saved in run.json "taskset"; the response times themselves are measurements
-//! (`taskset.<task>.response`).
+//! (`taskset.<task>.response`), whose details carry the job counts this section collects.
+//! Documented in docs/run-json.md.
 
-use rtlab_analysis::schedulability::Analysis;
+use crate::model::{Measurement, RunResult};
+use crate::per_setting::{detail_i64, detail_text};
+use rtlab_analysis::schedulability::{analyse, Analysis, Overheads};
 use rtlab_analysis::taskset::TaskSet;
 use serde::{Deserialize, Serialize};
+
+/// The probe name of a task-set run's measurements.
+pub const PROBE: &str = "taskset";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TasksetRun {
@@ -20,14 +26,22 @@ pub struct TasksetRun {
     pub results: Vec<TaskResult>,
     /// How the run was made and what the reader must know, one sentence each.
     pub notes: Vec<String>,
+    /// Share of each RT period real-time tasks may use when the host throttles them
+    /// (sched_rt_runtime_us / sched_rt_period_us); None when it does not.
+    #[serde(default)]
+    pub rt_throttling_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskResult {
     pub task: String,
     pub scenario: String,
-    /// SCHED_FIFO priority the thread ran with.
+    /// SCHED_FIFO priority the thread ran with (0 when it ran as an ordinary task).
     pub priority: i32,
+    /// C, T and D of the task, ns.
+    pub wcet_ns: u64,
+    pub period_ns: u64,
+    pub deadline_ns: u64,
     /// The measurement holding this task's response times.
     pub metric: String,
     pub jobs_released: u64,
@@ -35,12 +49,374 @@ pub struct TaskResult {
     /// Jobs that finished after their absolute deadline, or had not finished when it passed.
     pub deadline_misses: u64,
     pub worst_response_ns: Option<i64>,
-    /// Worst finish time minus absolute deadline (negative: before the deadline).
+    /// Worst finish time minus absolute deadline (negative: before the deadline), over the
+    /// completed jobs.
     pub worst_lateness_ns: Option<i64>,
+    /// Worst delay from a release to the thread running, over the jobs for which it slept
+    /// until the release. For the highest-priority task this is the timer latency the task
+    /// saw; for the others it includes higher-priority jobs running.
+    pub worst_wake_up_ns: Option<i64>,
     /// From `analysis`; None when the analysis found the task unschedulable.
     pub analysed_response_ns: Option<u64>,
     /// The measured worst response exceeded the analysed R.
     pub exceeds_analysis: bool,
     /// When it did: which platform figure would explain it.
     pub explanation: Option<String>,
+}
+
+impl TasksetRun {
+    /// The section of `run` (its scenarios and `taskset.*` measurements) for `set`, run from
+    /// `file` on `cpu` and compared with `analysis`. Tasks appear in the analysis' order
+    /// (highest priority first) within each scenario; a scenario that measured nothing (its
+    /// loads failed, an interruption) has no entries.
+    pub fn new(
+        file: String,
+        set: TaskSet,
+        cpu: usize,
+        analysis: Analysis,
+        notes: Vec<String>,
+        run: &RunResult,
+    ) -> TasksetRun {
+        let throttling = &run.host.rt_throttling;
+        let rt_throttling_share = match (throttling.enabled(), throttling.runtime_us, throttling.period_us) {
+            (true, Some(runtime), Some(period)) if period > 0 => Some(runtime as f64 / period as f64),
+            _ => None,
+        };
+        let mut notes = notes;
+        if let Some(share) = rt_throttling_share.filter(|&share| analysis.utilization > share) {
+            notes.push(format!(
+                "The set asks for {:.0} % of the CPU but the host's RT throttling lets real-time tasks use {:.0} % of each \
+                 period: once throttled, even the highest-priority task waits for the next period.",
+                analysis.utilization * 100.0,
+                share * 100.0
+            ));
+        }
+        let mut section = TasksetRun { file, set, cpu, analysis, results: Vec::new(), notes, rt_throttling_share };
+        for scenario in &run.scenarios {
+            let of_scenario: Vec<&Measurement> =
+                run.measurements.iter().filter(|m| m.scenario == scenario.name && m.probe == PROBE).collect();
+            for task in &section.analysis.tasks {
+                let Some(m) = of_scenario.iter().find(|m| detail_text(m, "task") == Some(task.name.as_str())) else {
+                    continue;
+                };
+                let count = |key| detail_i64(m, key).map_or(0, |v| v.max(0) as u64);
+                let worst_response_ns = m.summary.as_ref().map(|s| s.max);
+                let exceeds_analysis = match (worst_response_ns, task.response_ns) {
+                    (Some(worst), Some(r)) => worst > i64::try_from(r).unwrap_or(i64::MAX),
+                    _ => false,
+                };
+                section.results.push(TaskResult {
+                    task: task.name.clone(),
+                    scenario: scenario.name.clone(),
+                    priority: detail_i64(m, "priority").map_or(task.priority, |p| p as i32),
+                    wcet_ns: task.wcet_ns,
+                    period_ns: task.period_ns,
+                    deadline_ns: task.deadline_ns,
+                    metric: m.metric.clone(),
+                    jobs_released: count("jobs_released"),
+                    jobs_completed: count("jobs_completed"),
+                    deadline_misses: count("deadline_misses"),
+                    worst_response_ns,
+                    worst_lateness_ns: detail_i64(m, "worst_lateness_ns"),
+                    worst_wake_up_ns: detail_i64(m, "worst_wake_up_ns"),
+                    analysed_response_ns: task.response_ns,
+                    exceeds_analysis,
+                    explanation: None,
+                });
+            }
+        }
+        let explanations: Vec<Option<String>> = section
+            .results
+            .iter()
+            .map(|r| {
+                let excess = section.excess_text(r)?;
+                Some(format!("{excess}; {}", section.platform_text(&r.scenario)))
+            })
+            .collect();
+        for (r, why) in section.results.iter_mut().zip(explanations) {
+            r.explanation = why;
+        }
+        section
+    }
+
+    /// The results of one scenario, highest priority first.
+    pub fn results_of<'a>(&'a self, scenario: &'a str) -> impl Iterator<Item = &'a TaskResult> + 'a {
+        self.results.iter().filter(move |r| r.scenario == scenario)
+    }
+
+    /// Jobs released and deadline misses over every task and scenario.
+    pub fn totals(&self) -> (u64, u64) {
+        self.results.iter().fold((0, 0), |(jobs, misses), r| (jobs + r.jobs_released, misses + r.deadline_misses))
+    }
+
+    /// The timer latency of a scenario: the worst wake-up of the highest-priority task (no
+    /// other task delays it), with that task's name.
+    pub fn timer_latency(&self, scenario: &str) -> Option<(&str, i64)> {
+        let top = self.analysis.tasks.first()?;
+        let r = self.results_of(scenario).find(|r| r.task == top.name)?;
+        Some((top.name.as_str(), r.worst_wake_up_ns?))
+    }
+
+    /// For a result whose worst response exceeded its analysed R: by how much, and whether
+    /// the analysis with this scenario's timer latency charged as activation latency (on
+    /// top of what it charged already) accounts for it. None when R was not exceeded.
+    pub fn excess_text(&self, r: &TaskResult) -> Option<String> {
+        let (worst, analysed) = (r.worst_response_ns?, r.analysed_response_ns?);
+        if !r.exceeds_analysis {
+            return None;
+        }
+        let analysed = i64::try_from(analysed).unwrap_or(i64::MAX);
+        let mut text = format!(
+            "measured worst response {} exceeds the analysed {} by {}",
+            format_time(worst),
+            format_time(analysed),
+            format_time(worst - analysed)
+        );
+        // Throttled, the top task's wake-ups include the throttling's stops: they are not a
+        // platform latency to charge.
+        if let Some(share) = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share) {
+            text.push_str(&format!(
+                "; the set asks for {:.0} % of the CPU and the host's RT throttling stops real-time tasks after {:.0} % of \
+                 each period, delaying even the highest-priority task",
+                self.analysis.utilization * 100.0,
+                share * 100.0
+            ));
+            return Some(text);
+        }
+        if let Some((_, latency)) = self.timer_latency(&r.scenario) {
+            let overheads = Overheads {
+                activation_latency_ns: self
+                    .analysis
+                    .overheads
+                    .activation_latency_ns
+                    .saturating_add(latency.max(0) as u64),
+                ..self.analysis.overheads
+            };
+            let charged = analyse(&self.set, overheads);
+            let shown = format_time(latency);
+            match charged.tasks.iter().find(|t| t.name == r.task).and_then(|t| t.response_ns) {
+                Some(r2) if worst <= i64::try_from(r2).unwrap_or(i64::MAX) => text.push_str(&format!(
+                    "; with this run's timer latency ({shown}) charged as activation latency the analysis gives R = {}, which covers it",
+                    format_time(r2 as i64)
+                )),
+                Some(r2) => text.push_str(&format!(
+                    "; with this run's timer latency ({shown}) charged as activation latency the analysis gives R = {}, still {} short: \
+                     the rest is per-job overhead (task switches, which the analysis charges as 2 CS per job with `--switch`, and the clock reads \
+                     that time the job) or interference it does not model \
+                     (interrupts, kernel threads, the hypervisor taking the CPU)",
+                    format_time(r2 as i64),
+                    format_time(worst - r2 as i64)
+                )),
+                None => text.push_str(&format!(
+                    "; with this run's timer latency ({shown}) charged as activation latency the analysis finds the task unschedulable"
+                )),
+            }
+        }
+        Some(text)
+    }
+
+    /// What the analysis charged and the platform figure of `scenario` it did not: the
+    /// timer latency the highest-priority task saw, and how to charge it with `rtlab check`.
+    pub fn platform_text(&self, scenario: &str) -> String {
+        let o = self.analysis.overheads;
+        let charged = if o == Overheads::default() {
+            "the analysis charged no activation latency and no task-switch time".to_string()
+        } else {
+            format!(
+                "the analysis charged an activation latency of {} and a task-switch time of {}",
+                format_time(o.activation_latency_ns as i64),
+                format_time(o.switch_ns as i64)
+            )
+        };
+        let file = &self.file;
+        let measure = format!(
+            "measure the platform (`rtlab run --probe timer,switch`) and rerun `rtlab check {file} --platform RESULT`"
+        );
+        let throttled = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share);
+        match (self.timer_latency(scenario), throttled) {
+            (Some((top, latency)), Some(share)) => format!(
+                "{charged}; the worst wake-up of the highest-priority task ({top}) was {} in this run, but it includes the stops \
+                 of the host's RT throttling (the set asks for {:.0} % of the CPU, real-time tasks get {:.0} %), so it is not \
+                 this machine's timer latency: {measure}",
+                format_time(latency),
+                self.analysis.utilization * 100.0,
+                share * 100.0
+            ),
+            (Some((top, latency)), None) => format!(
+                "{charged}; this machine's timer latency in this run (the worst wake-up of the highest-priority task, {top}) \
+                 was {}: charge it with `rtlab check {file} --jitter {}us`, or {measure}",
+                format_time(latency),
+                (latency.max(0) as u64).div_ceil(1_000)
+            ),
+            (None, _) => format!("{charged}; {measure}"),
+        }
+    }
+}
+
+/// "9.200 ms", "48.3 µs": a response time precise enough to compare with R.
+pub fn format_time(ns: i64) -> String {
+    if ns.abs() >= 1_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
+/// A task-set run for the report tests: the two-scenario fixture (an unloaded and a loaded
+/// scenario) with its measurements replaced by two tasks' response times. Under load the
+/// logger misses deadlines and the control task's worst response exceeds its R by more
+/// than its timer latency.
+#[cfg(test)]
+pub(crate) fn example_run() -> RunResult {
+    use rtlab_analysis::taskset::{Task, TaskSetFormat};
+    use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+    use rtlab_probe::Detail;
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/simulated-two-scenarios.run.json");
+    let mut run = RunResult::load(std::path::Path::new(path)).expect("the fixture loads");
+    let base = run.measurements[0].clone();
+    let set = TaskSet {
+        name: Some("example".into()),
+        format: TaskSetFormat::Toml,
+        tasks: vec![
+            Task { deadline_ns: 40_000_000, ..Task::periodic("ctrl", 5_000_000, 50_000_000) },
+            Task::periodic("logger", 10_000_000, 100_000_000),
+        ],
+    };
+    let analysis = analyse(&set, Overheads::default());
+    let loaded = run.scenarios[1].name.clone();
+    let measurement = |scenario: &str, task: &Task, responses: &[i64], released: i64, misses: i64, wake: i64| {
+        let mut h = LatencyHistogram::new(10_000_000_000).unwrap();
+        let mut moments = Moments::new();
+        for &v in responses {
+            h.record(v);
+            moments.record(v);
+        }
+        let priority = analysis.tasks.iter().find(|t| t.name == task.name).map_or(1, |t| t.priority);
+        let worst = responses.iter().max().copied().unwrap_or(0);
+        let mut m = base.clone();
+        m.scenario = scenario.to_string();
+        m.probe = PROBE.into();
+        m.metric = format!("taskset.{}.response", task.name);
+        m.thread = format!("taskset/{}", task.name);
+        m.cpu = 1;
+        m.count = moments.count;
+        m.cycles = released as u64;
+        m.overruns = released as u64 - moments.count;
+        m.interval_ns = task.period_ns;
+        m.summary = Summary::from_parts(&h, &moments);
+        m.moments = moments;
+        m.histogram = h.encode().unwrap();
+        m.per_second_max_ns = vec![Some(worst)];
+        m.details = [
+            ("task", Detail::Text(task.name.clone())),
+            ("task_period_ns", Detail::Int(task.period_ns as i64)),
+            ("wcet_ns", Detail::Int(task.wcet_ns as i64)),
+            ("deadline_ns", Detail::Int(task.deadline_ns as i64)),
+            ("priority", Detail::Int(i64::from(priority))),
+            ("jobs_released", Detail::Int(released)),
+            ("jobs_completed", Detail::Int(responses.len() as i64)),
+            ("deadline_misses", Detail::Int(misses)),
+            ("worst_lateness_ns", Detail::Int(worst - task.deadline_ns as i64)),
+            ("worst_wake_up_ns", Detail::Int(wake)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        m
+    };
+    let (ctrl, logger) = (&set.tasks[0], &set.tasks[1]);
+    run.measurements = vec![
+        measurement("idle", ctrl, &[5_021_000, 5_030_500, 5_018_200, 5_044_000], 4, 0, 40_000),
+        measurement("idle", logger, &[15_050_000, 10_031_000], 2, 0, 5_060_000),
+        measurement(&loaded, ctrl, &[5_120_000, 5_900_000, 5_200_000, 5_150_000], 4, 0, 150_000),
+        measurement(&loaded, logger, &[15_200_000, 112_000_000], 3, 2, 5_300_000),
+    ];
+    run.experiment.probes = vec![PROBE.into()];
+    run.experiment.cpus = vec![1];
+    let notes = vec!["Every task thread ran on CPU 1.".to_string()];
+    run.taskset = Some(TasksetRun::new("example.toml".into(), set, 1, analysis, notes, &run));
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_precisely_enough_to_compare() {
+        assert_eq!(format_time(9_200_000), "9.200 ms");
+        assert_eq!(format_time(48_340), "48.3 µs");
+        assert_eq!(format_time(-36_000_000), "-36.000 ms");
+    }
+
+    #[test]
+    fn results_per_task_and_scenario_with_the_excess_explained() {
+        let run = example_run();
+        let t = run.taskset.as_ref().unwrap();
+        let loaded = run.scenarios[1].name.as_str();
+        assert_eq!(t.results.len(), 4);
+        assert_eq!(t.totals(), (4 + 2 + 4 + 3, 2));
+        let of =
+            |scenario: &str, task: &str| t.results.iter().find(|r| r.scenario == scenario && r.task == task).unwrap();
+        let ctrl = of("idle", "ctrl");
+        assert_eq!(
+            (ctrl.priority, ctrl.analysed_response_ns, ctrl.worst_response_ns),
+            (90, Some(5_000_000), Some(5_044_000))
+        );
+        assert!(ctrl.exceeds_analysis);
+        // 44 µs over R; the idle timer latency (40 µs) charged gives R = 5.040 ms: 4 µs short.
+        let why = ctrl.explanation.as_deref().unwrap();
+        assert!(why.starts_with("measured worst response 5.044 ms exceeds the analysed 5.000 ms by 44.0 µs; with this run's timer latency (40.0 µs) charged as activation latency the analysis gives R = 5.040 ms, still 4.0 µs short"), "{why}");
+        assert!(why.contains("charge it with `rtlab check example.toml --jitter 40us`"), "{why}");
+        let logger = of(loaded, "logger");
+        assert_eq!((logger.jobs_released, logger.jobs_completed, logger.deadline_misses), (3, 2, 2));
+        assert_eq!(logger.worst_lateness_ns, Some(12_000_000));
+        // The loaded timer latency (150 µs) charged: R = 15.150 ms does not cover 112 ms.
+        assert!(logger.explanation.as_deref().unwrap().contains("R = 15.150 ms, still 96.850 ms short"));
+        // Within R: no flag, no explanation.
+        let idle_logger = of("idle", "logger");
+        assert!(idle_logger.exceeds_analysis, "15.050 ms > R = 15 ms");
+        let mut within = run.clone();
+        within.measurements.retain(|m| m.metric == "taskset.logger.response" && m.scenario == "idle");
+        let t2 = TasksetRun::new("x".into(), t.set.clone(), 1, t.analysis.clone(), vec![], &within);
+        assert_eq!(t2.results.len(), 1);
+        assert!(t2.timer_latency("idle").is_none(), "the top task did not run");
+    }
+
+    #[test]
+    fn rt_throttling_is_named_instead_of_a_timer_latency() {
+        let mut run = example_run();
+        run.host.rt_throttling.runtime_us = Some(950_000);
+        let t = run.taskset.as_ref().unwrap();
+        // U = 0.2 fits in 95 %: nothing said.
+        let fits = TasksetRun::new("x".into(), t.set.clone(), 1, t.analysis.clone(), vec![], &run);
+        assert_eq!(fits.rt_throttling_share, Some(0.95));
+        assert!(fits.notes.is_empty());
+        assert!(!fits.platform_text("idle").contains("throttling"));
+        // An analysis of U = 1.2 (as if the set asked for more) is throttled.
+        let mut analysis = t.analysis.clone();
+        analysis.utilization = 1.2;
+        let over = TasksetRun::new("x".into(), t.set.clone(), 1, analysis, vec![], &run);
+        assert!(over.notes[0].starts_with(
+            "The set asks for 120 % of the CPU but the host's RT throttling lets real-time tasks use 95 %"
+        ));
+        let ctrl = over.results.iter().find(|r| r.task == "ctrl").unwrap();
+        let why = ctrl.explanation.as_deref().unwrap();
+        assert!(why.contains("RT throttling stops real-time tasks after 95 % of each period"), "{why}");
+        assert!(!why.contains("--jitter"), "a throttled wake-up is not a latency to charge: {why}");
+    }
+
+    #[test]
+    fn the_section_survives_run_json() {
+        let run = example_run();
+        let dir = tempfile::tempdir().unwrap();
+        run.save(dir.path()).unwrap();
+        let loaded = RunResult::load(dir.path()).unwrap();
+        assert_eq!(loaded.taskset, run.taskset);
+        // A run without a task set writes no "taskset" key.
+        let mut plain = run.clone();
+        plain.taskset = None;
+        assert!(!serde_json::to_string(&plain).unwrap().contains("\"taskset\":"));
+    }
 }

@@ -331,6 +331,7 @@ impl Exporter for TerminalSummary {
                 out.push('\n');
                 out.push_str(&text_table(&table));
             }
+            out.push_str(&crate::tables::taskset::terminal_section(run, &scenario.name));
             out.push('\n');
             if let Some(a) = &scenario.activity {
                 let _ = writeln!(out, "Activity: {}", activity_line(a));
@@ -374,7 +375,9 @@ impl Exporter for TerminalSummary {
                 let _ = writeln!(out, "  ! {}: {}", w.code, w.message);
             }
         }
-        if let Some(c) = &digest.conclusion {
+        if let Some(line) = crate::tables::taskset::conclusion(run) {
+            out.push_str(&line);
+        } else if let Some(c) = &digest.conclusion {
             let prefix = match (run.realtime.real_time_results, run.interrupted) {
                 (false, _) => "Conclusion (not real-time results)",
                 (true, true) => "Conclusion (interrupted run)",

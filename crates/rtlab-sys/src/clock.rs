@@ -1,4 +1,5 @@
-//! Clock reads and absolute sleeps on CLOCK_MONOTONIC, in integer nanoseconds.
+//! Clock reads and absolute sleeps on CLOCK_MONOTONIC, and the calling thread's CPU time,
+//! in integer nanoseconds.
 
 /// Result of an absolute sleep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +32,22 @@ pub fn monotonic_ns() -> u64 {
         libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
     }
     // CLOCK_MONOTONIC is never negative.
+    (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
+}
+
+/// CPU time the calling thread has consumed, in ns (CLOCK_THREAD_CPUTIME_ID): time it ran,
+/// not time it waited or was preempted. A task-set job is busy until this has advanced by
+/// its C, so preemption by higher-priority tasks is not counted as execution. One
+/// `clock_gettime` (a system call for this clock), no allocation.
+#[inline]
+pub fn thread_cpu_time_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // CLOCK_THREAD_CPUTIME_ID always exists on Linux, so the call cannot fail.
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+    }
+    // CPU time is never negative.
     (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
 }
 
@@ -144,6 +161,20 @@ mod tests {
         if outcome == SleepOutcome::Expired {
             assert!(monotonic_ns() - start >= 1_000_000);
         }
+    }
+
+    #[test]
+    fn thread_cpu_time_counts_running_not_sleeping() {
+        let start = thread_cpu_time_ns();
+        // Busy for 2 ms of wall time: at least some CPU time is consumed.
+        let wall = monotonic_ns();
+        while monotonic_ns() - wall < 2_000_000 {}
+        let busy = thread_cpu_time_ns() - start;
+        assert!(busy > 0);
+        // Sleeping 20 ms consumes (almost) none: far less than the sleep.
+        let before = thread_cpu_time_ns();
+        let _ = sleep_relative_ns(20_000_000);
+        assert!(thread_cpu_time_ns() - before < 20_000_000);
     }
 
     #[test]

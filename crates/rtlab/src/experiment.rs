@@ -72,6 +72,9 @@ pub struct RunPlan {
     pub scratch: Option<PathBuf>,
     /// Requirements the run is judged against (`--require`), checked before measuring.
     pub requirements: Vec<Requirement>,
+    /// `--taskset`: the task set, analysed, and its CPU (then `cpus` is that one CPU and
+    /// `priority` the set's highest).
+    pub taskset: Option<crate::probe_plan::TasksetPlan>,
 }
 
 /// Parses "1ms"/"50us"; a bare number is µs as in cyclictest.
@@ -170,7 +173,16 @@ impl RunPlan {
                 range.end()
             )));
         }
-        let cpus = resolve_cpus("--cpus", args.cpus.as_deref(), online)?;
+        // Read and analysed first: a malformed set is the error to report.
+        let taskset = crate::probe_plan::resolve_taskset(args, online)?;
+        let cpus = match &taskset {
+            Some(t) => vec![t.cpu],
+            None => resolve_cpus("--cpus", args.cpus.as_deref(), online)?,
+        };
+        let priority = match &taskset {
+            Some(t) if policy.is_realtime() => i64::from(t.top_priority()),
+            _ => priority,
+        };
         let (duration_ns, samples) = match (&args.duration, args.samples) {
             (Some(d), None) => (Some(parse_time_ns(d).map_err(|e| usage(format!("--duration: {e}")))?), None),
             (None, Some(0)) => return Err(usage("--samples must be at least 1")),
@@ -245,6 +257,7 @@ impl RunPlan {
             settle_ns,
             scratch: args.scratch.clone(),
             requirements,
+            taskset,
         })
     }
 

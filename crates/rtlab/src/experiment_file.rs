@@ -56,6 +56,8 @@ impl CpuList {
 pub struct ExperimentFile {
     pub label: Option<String>,
     pub probe: Option<TextList>,
+    /// `--taskset`: a task-set file (relative to the current directory, like `output`).
+    pub taskset: Option<PathBuf>,
     pub periods: Option<TextList>,
     pub sleep: Option<String>,
     pub rate: Option<String>,
@@ -122,7 +124,11 @@ impl ExperimentFile {
             }
         }
         fill(&mut args.label, self.label);
-        fill(&mut args.probe, self.probe.map(|l| l.joined()));
+        // --probe and --taskset exclude each other: one on the command line replaces both.
+        if args.probe.is_none() && args.taskset.is_none() {
+            args.probe = self.probe.map(|l| l.joined());
+            args.taskset = self.taskset;
+        }
         fill(&mut args.periods, self.periods.map(|l| l.joined()));
         fill(&mut args.sleep, self.sleep);
         fill(&mut args.rate, self.rate);
@@ -229,6 +235,17 @@ mod tests {
         let args = RunArgs { require: vec!["timer p50 < 50us".into()], ..Default::default() };
         let merged = parse("require = [\"timer max < 1ms\"]").unwrap().under(args);
         assert_eq!(merged.require, vec!["timer p50 < 50us"]);
+    }
+
+    #[test]
+    fn a_taskset_key_and_the_command_line_probe_or_taskset_replacing_it() {
+        let file = || parse("taskset = \"sets/three.toml\"\nprobe = \"timer\"").unwrap();
+        let merged = file().under(RunArgs::default());
+        assert_eq!(merged.taskset, Some(PathBuf::from("sets/three.toml")));
+        let merged = file().under(RunArgs { probe: Some("switch".into()), ..Default::default() });
+        assert_eq!((merged.probe.as_deref(), merged.taskset), (Some("switch"), None));
+        let merged = file().under(RunArgs { taskset: Some("mine.toml".into()), ..Default::default() });
+        assert_eq!((merged.probe, merged.taskset), (None, Some(PathBuf::from("mine.toml"))));
     }
 
     #[test]

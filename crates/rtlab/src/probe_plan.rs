@@ -1,8 +1,11 @@
 //! Which probes a run measures, their parameters checked and resolved, and how each is
-//! built for one scenario with its share of the budget.
+//! built for one scenario with its share of the budget. A task-set run (`--taskset`) has
+//! one probe, `taskset`: its file is read, checked and analysed here, before anything runs.
 
 use crate::errors::usage;
 use crate::experiment::RunPlan;
+use rtlab_analysis::schedulability::{analyse, Analysis, Overheads};
+use rtlab_analysis::taskset::{parse_taskset, TaskSet};
 use rtlab_analysis::units::parse_time_ns;
 use rtlab_probe::ipc::{IpcConfig, IpcProbe, Mechanism};
 use rtlab_probe::jitter::{JitterConfig, JitterProbe};
@@ -10,6 +13,7 @@ use rtlab_probe::net::{NetConfig, NetProbe};
 use rtlab_probe::sleep::{SleepConfig, SleepProbe};
 use rtlab_probe::sweep::{SweepConfig, SweepProbe, SweptProbe};
 use rtlab_probe::switch::{SwitchConfig, SwitchProbe, SwitchVariant};
+use rtlab_probe::taskset::{TaskSpec, TasksetConfig, TasksetProbe};
 use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
 use rtlab_probe::{Budget, ClockKind, Probe, ProbeError, Sampling, Stimulus, ThreadSetup};
 use rtlab_report::model::ProbeSettings;
@@ -41,6 +45,8 @@ pub enum ProbeChoice {
     Ipc(Mechanism),
     Switch,
     Sweep,
+    /// A task set run for real (`--taskset FILE`, never `--probe`).
+    Taskset,
 }
 
 impl ProbeChoice {
@@ -65,6 +71,7 @@ impl ProbeChoice {
             ProbeChoice::Ipc(m) => m.probe_name(),
             ProbeChoice::Switch => "switch",
             ProbeChoice::Sweep => "sweep",
+            ProbeChoice::Taskset => "taskset",
         }
     }
 
@@ -123,16 +130,29 @@ pub fn resolve(
     online: &[usize],
     priority: i32,
 ) -> anyhow::Result<ResolvedProbes> {
-    let list = args.probe.clone().unwrap_or_else(|| "timer".to_string());
     let mut probes = Vec::new();
-    for name in list.split(',').map(str::trim) {
-        let choice = ProbeChoice::parse(name)
-            .ok_or_else(|| usage(format!("--probe {name:?}: unknown probe; use one of {}", PROBE_NAMES.join(", "))))?;
-        if probes.contains(&choice) {
-            return Err(usage(format!("--probe {list:?}: {name} is given twice")));
+    let list = match (&args.taskset, &args.probe) {
+        // Both can come from an experiment file (the command line accepts only one).
+        (Some(_), Some(_)) => return Err(usage("give --probe or --taskset, not both")),
+        (Some(path), None) => {
+            probes.push(ProbeChoice::Taskset);
+            format!("--taskset {}", path.display())
         }
-        probes.push(choice);
-    }
+        (None, probe) => {
+            let list = probe.clone().unwrap_or_else(|| "timer".to_string());
+            for name in list.split(',').map(str::trim) {
+                let choice = ProbeChoice::parse(name).ok_or_else(|| {
+                    let hint = if name == "taskset" { "; a task set runs with --taskset FILE" } else { "" };
+                    usage(format!("--probe {name:?}: unknown probe; use one of {}{hint}", PROBE_NAMES.join(", ")))
+                })?;
+                if probes.contains(&choice) {
+                    return Err(usage(format!("--probe {list:?}: {name} is given twice")));
+                }
+                probes.push(choice);
+            }
+            list
+        }
+    };
     if args.simulate.is_some() {
         if let Some(p) = probes.iter().find(|p| !matches!(p, ProbeChoice::Timer | ProbeChoice::Jitter)) {
             return Err(usage(format!("--simulate drives the timer and jitter probes only, not {}", p.name())));
@@ -242,6 +262,97 @@ pub fn resolve(
     Ok(ResolvedProbes { probes, settings })
 }
 
+/// A task set to run for real, read and analysed before anything runs.
+#[derive(Debug, Clone)]
+pub struct TasksetPlan {
+    /// The file as given.
+    pub file: String,
+    pub set: TaskSet,
+    /// With no platform overheads: the set's own schedulability, which the run measures.
+    pub analysis: Analysis,
+    /// The one CPU every task thread is pinned to.
+    pub cpu: usize,
+    /// How the run is made, for the reader (run.json "taskset.notes").
+    pub notes: Vec<String>,
+}
+
+impl TasksetPlan {
+    /// The highest priority of the set: what the run's real-time status shows.
+    pub fn top_priority(&self) -> i32 {
+        self.analysis.tasks.iter().map(|t| t.priority).max().unwrap_or(1)
+    }
+
+    /// The tasks as the probe runs them, highest priority first.
+    pub fn task_specs(&self) -> Vec<TaskSpec> {
+        self.analysis
+            .tasks
+            .iter()
+            .map(|t| TaskSpec {
+                name: t.name.clone(),
+                wcet_ns: t.wcet_ns,
+                period_ns: t.period_ns,
+                deadline_ns: t.deadline_ns,
+                priority: t.priority,
+            })
+            .collect()
+    }
+}
+
+/// Reads, checks and analyses `--taskset`, and chooses its CPU: the first (lowest) of
+/// `--cpus`, else the last online CPU (CPU 0 usually takes more of the system's interrupts
+/// and housekeeping). Options that mean nothing for a task set are refused. A file that
+/// cannot be read or a malformed set is a usage error naming the task and field.
+pub fn resolve_taskset(args: &crate::cli::RunArgs, online: &[usize]) -> anyhow::Result<Option<TasksetPlan>> {
+    let Some(path) = &args.taskset else { return Ok(None) };
+    let shown = path.display().to_string();
+    for (flag, given, why) in [
+        ("--samples", args.samples.is_some(), "a task set runs for --duration"),
+        ("--interval", args.interval.is_some(), "each task has its own period"),
+        ("--priority", args.priority.is_some(), "each task has its own priority"),
+        ("--warmup", args.warmup.is_some(), "every job of a task set counts"),
+    ] {
+        if given {
+            return Err(usage(format!("{flag} has no effect with --taskset: {why}")));
+        }
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("--taskset {shown}: cannot read the task set: {e}")))?;
+    let set = parse_taskset(&text).map_err(|e| usage(format!("--taskset {shown}: {e}")))?;
+    let analysis = analyse(&set, Overheads::default());
+    let (cpu, cpu_note) = match args.cpus.as_deref() {
+        Some(text) => {
+            let cpus = crate::experiment::resolve_cpus("--cpus", Some(text), online)?;
+            let note = if cpus.len() > 1 { " (the first of --cpus: the analysis is for one CPU)" } else { "" };
+            (cpus[0], note)
+        }
+        None => match online.last() {
+            Some(&cpu) => (cpu, " (the last online CPU, as no --cpus was given)"),
+            None => return Err(usage("--taskset: no online CPU to run the task set on")),
+        },
+    };
+    let mut notes = vec![
+        format!("Every task thread ran on CPU {cpu}{cpu_note}, released from one synchronous start (the critical instant)."),
+        format!(
+            "Priorities {}; assigned priorities count down from {} (below rtlab's measuring threads at {}).",
+            analysis.order_rule,
+            rtlab_analysis::schedulability::ASSIGNED_TOP_PRIORITY,
+            crate::experiment::DEFAULT_PRIORITY
+        ),
+        "Each job was busy for C of its thread's own CPU time (CLOCK_THREAD_CPUTIME_ID): time spent preempted is not execution.".into(),
+        "The analysed R charges no platform overheads (activation latency 0, task-switch time 0): it is the set's own \
+         schedulability; `rtlab check --platform` charges a measured platform's."
+            .into(),
+    ];
+    if !analysis.schedulable {
+        let failing: Vec<&str> = analysis.tasks.iter().filter(|t| !t.schedulable).map(|t| t.name.as_str()).collect();
+        notes.push(format!(
+            "The analysis finds the set unschedulable (R > D for {}): deadline misses are expected.",
+            failing.join(", ")
+        ));
+    }
+    Ok(Some(TasksetPlan { file: shown, set, analysis, cpu, notes }))
+}
+
 /// What a probe is built with in one scenario.
 pub struct BuildContext {
     pub setup: ThreadSetup,
@@ -275,6 +386,9 @@ pub fn expected_ns(plan: &RunPlan, probe: ProbeChoice) -> u64 {
                 ProbeChoice::Jitter => s.periods_ns.iter().sum::<u64>(),
                 ProbeChoice::Sleep => s.sleep_ns,
                 ProbeChoice::Sweep => s.sweep_rates_hz.iter().map(|r| (1e9 / r) as u64).sum(),
+                ProbeChoice::Taskset => {
+                    plan.taskset.as_ref().and_then(|t| t.analysis.tasks.iter().map(|t| t.period_ns).max()).unwrap_or(0)
+                }
                 other => (1e9 / s.rates_hz.get(other.name()).copied().unwrap_or(1_000.0)) as u64,
             };
             n.saturating_mul(period)
@@ -367,6 +481,25 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
                 _ => SweptProbe::Net(net(budget)),
             };
             Box::new(SweepProbe::new(SweepConfig { rates_hz: s.sweep_rates_hz.clone(), budget, swept })?)
+        }
+        ProbeChoice::Taskset => {
+            let taskset = plan
+                .taskset
+                .as_ref()
+                .ok_or_else(|| ProbeError::Config("no task set was given (--taskset FILE)".into()))?;
+            let Budget::Duration { ns: window_ns } = budget else {
+                return Err(ProbeError::Config("a task set runs for a duration, not a sample count".into()));
+            };
+            Box::new(TasksetProbe::new(TasksetConfig {
+                tasks: taskset.task_specs(),
+                cpu: taskset.cpu,
+                window_ns,
+                histogram_max_ns: plan.histogram_max_ns,
+                raw_dir: context.raw_dir.clone(),
+                raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+                clock: context.clock,
+                setup: context.setup,
+            })?)
         }
     })
 }

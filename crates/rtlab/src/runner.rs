@@ -220,6 +220,17 @@ pub fn run(
         imported: None,
         taskset: None,
     };
+    if let Some(t) = &plan.taskset {
+        let section = rtlab_report::taskset_run::TasksetRun::new(
+            t.file.clone(),
+            t.set.clone(),
+            t.cpu,
+            t.analysis.clone(),
+            t.notes.clone(),
+            &result,
+        );
+        result.taskset = Some(section);
+    }
     result.check().map_err(|e| environment(format!("internal inconsistency in the results: {e}")))?;
     if !plan.requirements.is_empty() {
         let verdict = rtlab_report::verdict::judge_run(&result, &plan.requirements)
@@ -257,6 +268,7 @@ struct ScenarioOutcome {
 /// a configuration it refuses is a usage error (exit 2).
 fn probe_error(probe: ProbeChoice, e: ProbeError) -> anyhow::Error {
     match e {
+        ProbeError::Config(why) if probe == ProbeChoice::Taskset => usage(format!("--taskset: {why}")),
         ProbeError::Config(why) => usage(format!("--probe {}: {why}", probe.name())),
         // Unavailable already names the probe.
         e @ ProbeError::Unavailable { .. } => environment(format!("{e}; nothing was saved")),
