@@ -104,13 +104,15 @@ pub fn check_same_suite(suites: &[LoadedSuite]) -> Result<(), ReportError> {
 pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError> {
     check_same_suite(suites)?;
     let first = &suites[0].record;
+    let labels = display_labels(suites);
     let mut views = Vec::new();
     for table in &first.tables {
         // The same table of every suite run (matched by id; a suite file edited between runs
         // may lack it).
         let measured: Vec<(&str, Option<&SuiteTable>)> = suites
             .iter()
-            .map(|s| (s.record.label.as_str(), s.record.tables.iter().find(|x| x.spec.id == table.spec.id)))
+            .zip(&labels)
+            .map(|(s, label)| (label.as_str(), s.record.tables.iter().find(|x| x.spec.id == table.spec.id)))
             .collect();
         let spec = &table.spec;
         let unit = spec.unit.symbol().to_string();
@@ -174,6 +176,22 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
         });
     }
     Ok(views)
+}
+
+/// The suites' labels, numbered where several suites share one ("stock #1", "stock #2").
+pub fn display_labels(suites: &[LoadedSuite]) -> Vec<String> {
+    let labels: Vec<&str> = suites.iter().map(|s| s.record.label.as_str()).collect();
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if labels.iter().filter(|x| *x == l).count() > 1 {
+                format!("{l} #{}", labels[..=i].iter().filter(|x| *x == l).count())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A view as a plain [`Table`]: cells not measured become "not measured (N)" with the reason
@@ -394,11 +412,16 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
     if runs.is_empty() {
         return Ok(Err(format!("Not measured: {}.", join_reasons(&missing))));
     }
-    if !spec.kind.eq("cumulative") {
-        return Ok(Err(format!("kind {:?} is not drawn in suite reports yet; see the condition reports", spec.kind)));
-    }
     let set = ReportSet { runs, verdict: None };
-    let Some(mut figure) = figures::cumulative_figure(&set, &metric, spec.top_percent)? else {
+    let drawn = match spec.kind.as_str() {
+        "cumulative" => figures::cumulative_figure(&set, &metric, spec.top_percent)?,
+        // The report's own figure of this kind for the metric, every condition in it.
+        kind => {
+            let id = format!("fig-{kind}-{}", figures::slug(&metric));
+            figures::report_figures(&set)?.into_iter().flat_map(|m| m.figures).find(|f| f.id == id)
+        }
+    };
+    let Some(mut figure) = drawn else {
         return Ok(Err("no samples".into()));
     };
     figure.id = spec.id.clone();
@@ -594,9 +617,11 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
             match figure {
                 Ok(f) => {
                     let source = spec.source.as_deref().map(|s| format!(" ({})", escape(s))).unwrap_or_default();
+                    let notes: String = spec.notes.iter().map(|n| format!("<li>{}</li>", escape(n))).collect();
+                    let notes = if notes.is_empty() { notes } else { format!("<ul class=\"notes\">{notes}</ul>") };
                     let _ = writeln!(
                         page,
-                        "<figure class=\"rtlab-figure\" id=\"{}\"><figcaption><strong>{}</strong>{}{source}</figcaption>\n{}\n</figure>",
+                        "<figure class=\"rtlab-figure\" id=\"{}\"><figcaption><strong>{}</strong>{}{source}{notes}</figcaption>\n{}\n</figure>",
                         escape(&f.id),
                         escape(&f.title),
                         escape(&f.description),
@@ -788,5 +813,49 @@ fn table_html(page: &mut String, view: &TableView) {
             let _ = writeln!(page, "<li>{}</li>", escape(n));
         }
         page.push_str("</ul>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view_cell(text: &str, kind: CellKind, not_measured: Option<&str>) -> ViewCell {
+        ViewCell { text: text.into(), kind, not_measured: not_measured.map(str::to_string) }
+    }
+
+    #[test]
+    fn not_measured_cells_become_numbered_notes_each_reason_once() {
+        let view = TableView {
+            id: "t".into(),
+            title: "T".into(),
+            source: None,
+            unit: "µs".into(),
+            columns: vec![label_cell("OS"), label_cell("a"), label_cell("b")],
+            rows: vec![
+                vec![label_cell("x (paper)"), paper_cell("1"), paper_cell("2")],
+                vec![
+                    label_cell("y (rtlab)"),
+                    view_cell("not measured", CellKind::Measured, Some("why")),
+                    view_cell("not measured", CellKind::Measured, Some("why")),
+                ],
+                vec![
+                    label_cell("z (rtlab)"),
+                    view_cell("3.0", CellKind::Measured, None),
+                    view_cell("not measured", CellKind::Measured, Some("other")),
+                ],
+            ],
+            notes: vec!["A note.".into()],
+        };
+        let table = plain_table(&view);
+        assert_eq!(table.rows[1], vec!["y (rtlab)", "not measured (1)", "not measured (1)"]);
+        assert_eq!(table.rows[2], vec!["z (rtlab)", "3.0", "not measured (2)"]);
+        assert_eq!(table.notes, vec!["(1) not measured: why", "(2) not measured: other", "A note."]);
+    }
+
+    #[test]
+    fn reasons_shared_by_several_conditions_are_said_once() {
+        let items = ["a: why".to_string(), "b: why".to_string(), "c: other".to_string()];
+        assert_eq!(join_reasons(&items), "a, b: why; c: other");
     }
 }
