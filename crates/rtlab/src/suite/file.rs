@@ -255,7 +255,7 @@ impl SuiteFile {
     /// there is the suite file's) and estimates how long it takes. Loads are not built here
     /// (a missing program is the condition's failure when it runs, not the file's).
     fn estimate_condition(&self, c: &Condition, mode: Mode) -> anyhow::Result<u64> {
-        let args = c.run_args(mode, RunArgs { simulate: Some(0), ..RunArgs::default() })?;
+        let args = c.run_args(mode, RunArgs::default())?;
         let scenario_list = args.load.clone().unwrap_or_else(|| "idle".into());
         let scenarios: Vec<&str> = scenario_list.split(',').map(str::trim).collect();
         for s in &scenarios {
@@ -415,6 +415,15 @@ mod tests {
         for (text, expected) in cases {
             let e = crate::errors::one_line(&SuiteFile::parse(&text, "mini.toml").unwrap_err());
             assert!(e.starts_with("suite mini.toml: ") && e.contains(expected), "{expected}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_probe_is_checked_as_rtlab_run_checks_it() {
+        // Not on the simulated clock (which drives the timer and jitter probes only).
+        for probe in ["net", "sleep", "switch", "sweep", "ipc:futex", "jitter"] {
+            let text = MINIMAL.replace("probe = \"timer\"", &format!("probe = \"{probe}\""));
+            SuiteFile::parse(&text, "mini.toml").unwrap_or_else(|e| panic!("{probe}: {e}"));
         }
     }
 

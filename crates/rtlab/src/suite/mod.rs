@@ -52,7 +52,14 @@ fn check_text(suite: &SuiteFile, mode: Mode) -> anyhow::Result<String> {
     );
     for c in &suite.conditions {
         let keys = c.keys(mode);
-        let shown: Vec<String> = keys.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        // Presets can be long shell lines: their names are enough here.
+        let shown: Vec<String> = keys
+            .iter()
+            .map(|(k, v)| match (k.as_str(), v.as_table()) {
+                ("presets", Some(t)) => format!("presets {}", t.keys().cloned().collect::<Vec<_>>().join(", ")),
+                _ => format!("{k} = {v}"),
+            })
+            .collect();
         let needs = if c.needs.is_empty() { String::new() } else { format!("; needs {}", c.needs.join(", ")) };
         text.push_str(&format!(
             "  {} ({}): {}{needs}
