@@ -15,7 +15,11 @@ use std::path::Path;
 
 /// The suites shipped with rtlab: (name, file text). A new suite is a file in `suites/` and
 /// one line here (tests/suite_cli.rs checks that every file of `suites/` is listed).
-pub const BUILT_IN: &[(&str, &str)] = &[("akamina-2004", include_str!("../../../../suites/akamina-2004.toml"))];
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("akamina-2004", include_str!("../../../../suites/akamina-2004.toml")),
+    ("dodiu-2010", include_str!("../../../../suites/dodiu-2010.toml")),
+    ("dankwardt-2002", include_str!("../../../../suites/dankwardt-2002.toml")),
+];
 
 /// Capabilities a condition may need (`needs = [...]`), and why this rtlab lacks them.
 /// None = available.
