@@ -209,32 +209,12 @@ fn parse_jitter_stat(text: &str) -> anyhow::Result<Statistic> {
     let bad = |why: &str| {
         usage(format!("--jitter-stat {text:?}: {why}; use max, pNN[.N] (p99.999) or pwcet(P) (pwcet(1e-9))"))
     };
-    let lower = text.trim().to_ascii_lowercase();
-    if lower == "max" {
-        return Ok(Statistic::Max);
+    let compact: String = text.trim().to_ascii_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
+    match rtlab_analysis::requirement::parse_statistic(&compact) {
+        Ok(Statistic::Mean) => Err(bad("the mean does not bound the latencies a task may meet")),
+        Ok(statistic) => Ok(statistic),
+        Err(why) => Err(bad(&why)),
     }
-    if lower == "mean" {
-        return Err(bad("the mean does not bound the latencies a task may meet"));
-    }
-    if let Some(inner) = lower.strip_prefix("pwcet(").and_then(|r| r.strip_suffix(')')) {
-        let p: f64 = inner.trim().parse().map_err(|_| bad("the probability is not a number"))?;
-        if !(p > 0.0 && p < 1.0) {
-            return Err(bad("the probability lies strictly between 0 and 1"));
-        }
-        return Ok(Statistic::Pwcet(p));
-    }
-    if let Some(number) = lower.strip_prefix('p') {
-        let well_formed = !number.is_empty()
-            && number.chars().all(|c| c.is_ascii_digit() || c == '.')
-            && !number.starts_with('.')
-            && !number.ends_with('.');
-        let p: f64 = number.parse().ok().filter(|_| well_formed).ok_or_else(|| bad("not a percentile"))?;
-        if !(p > 0.0 && p < 100.0) {
-            return Err(bad("a percentile lies strictly between p0 and p100"));
-        }
-        return Ok(Statistic::Percentile(p));
-    }
-    Err(bad("unknown statistic"))
 }
 
 fn flag_time(flag: &str, text: &str) -> anyhow::Result<u64> {

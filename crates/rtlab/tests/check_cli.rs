@@ -296,10 +296,8 @@ fn rt_app_sets_are_recognised_by_content() {
     assert_eq!(names, ["audio", "ctrl", "video"]);
 }
 
-/// pWCET of the platform's activation latency needs rtlab_report::pwcet, built by another
-/// part of issue 8: run with `--ignored` once it is in.
+/// pWCET of the platform's activation latency, from the EVT analysis of its run.
 #[test]
-#[ignore = "needs rtlab_report::pwcet (EVT), not in this tree yet"]
 fn pwcet_statistic_of_the_platform() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("platform");
