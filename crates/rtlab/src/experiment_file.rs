@@ -97,19 +97,21 @@ impl ExperimentFile {
             let at = line.map(|l| format!(" line {l}:")).unwrap_or_default();
             usage(format!("--experiment {shown}:{at} {}", e.message().trim()))
         })?;
-        for name in file.presets.keys() {
+        file.check_presets().map_err(|e| usage(format!("--experiment {shown}: {e}")))?;
+        Ok(file)
+    }
+
+    /// The `[presets]` names: neither a built-in preset or load, nor a list separator.
+    pub fn check_presets(&self) -> Result<(), String> {
+        for name in self.presets.keys() {
             if rtlab_load::PRESETS.iter().any(|(p, _)| p == name) || rtlab_load::LOADS.contains(&name.as_str()) {
-                return Err(usage(format!(
-                    "--experiment {shown}: preset {name:?} is already a built-in preset or load; choose another name"
-                )));
+                return Err(format!("preset {name:?} is already a built-in preset or load; choose another name"));
             }
             if name.is_empty() || name.contains([',', '+', ':']) {
-                return Err(usage(format!(
-                    "--experiment {shown}: preset name {name:?} may not be empty or contain ',', '+' or ':'"
-                )));
+                return Err(format!("preset name {name:?} may not be empty or contain ',', '+' or ':'"));
             }
         }
-        Ok(file)
+        Ok(())
     }
 
     /// `args` with every option the command line left out taken from the file.

@@ -12,7 +12,7 @@ mod probe_plan;
 mod progress;
 mod runner;
 mod simulated_host;
-mod suite_cmd;
+mod suite;
 
 use anyhow::Context;
 use clap::Parser;
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd_export(&args),
         Command::Import(args) => import_cmd::cmd_import(&args),
         Command::Check(args) => check_cmd::cmd_check(&args),
-        Command::Suite(args) => suite_cmd::cmd_suite(&args),
+        Command::Suite(args) => suite::cmd_suite(&args),
         Command::Completions(args) => packaging::cmd_completions(&args),
         Command::Manpage(args) => packaging::cmd_manpage(&args),
         Command::LoadHost(args) => cmd_load_host(&args),

@@ -1,0 +1,886 @@
+//! Suites: a published evaluation's tables, as data. A suite file (`suites/*.toml`,
+//! docs/suites/README.md) names the paper's tables as cells of (condition, metric,
+//! statistic) with the paper's values as printed; `rtlab suite` runs one `rtlab run` per
+//! condition and saves suite.json ([`SuiteRecord`], `"schema": "rtlab.suite/1"`), whose
+//! tables hold this machine's values beside the paper's.
+//!
+//! This module is pure: the specifications ([`TableSpec`], [`FigureSpec`]) and their checks,
+//! the statistics ([`StatisticSpec`]), and the computation of a table's cells from the
+//! conditions' runs ([`measure_table`]). Rendering is in [`crate::suite_report`].
+
+use crate::digest::combine;
+use crate::model::{Measurement, RunResult};
+use crate::per_setting::Setting;
+use crate::verdict::Verdict;
+use crate::ReportError;
+use rtlab_analysis::requirement::main_metric_of;
+use rtlab_analysis::units::parse_time_ns;
+use rtlab_analysis::{percentile, LatencyHistogram, Moments};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// The `schema` of suite.json.
+pub const SUITE_SCHEMA: &str = "rtlab.suite/1";
+
+/// A suite file's mistake: which part and what is wrong (the caller adds the file name).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{at}: {reason}")]
+pub struct SpecError {
+    /// Where: "table \"table-6\" column 2", "figure \"fig-10\"".
+    pub at: String,
+    pub reason: String,
+}
+
+fn spec_error(at: impl Into<String>, reason: impl Into<String>) -> SpecError {
+    SpecError { at: at.into(), reason: reason.into() }
+}
+
+/// A statistic of one distribution (all CPUs of a condition's metric together).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StatisticSpec {
+    Min,
+    Max,
+    Mean,
+    Stddev,
+    Count,
+    /// 0 < p < 100.
+    Percentile(f64),
+    /// The range between two percentiles (Akamina Table 5's central 97 %: p1.5 to p98.5).
+    Range(f64, f64),
+}
+
+/// The grammar, quoted in parse errors.
+pub const STATISTIC_GRAMMAR: &str = "min, max, mean, stddev, count, pNN[.N] or range(pA,pB)";
+
+impl StatisticSpec {
+    pub fn parse(text: &str) -> Result<StatisticSpec, String> {
+        let t = text.trim();
+        let bad = |why: &str| format!("statistic {text:?}: {why}; use {STATISTIC_GRAMMAR}");
+        let percent = |p: &str| -> Result<f64, String> {
+            let digits = p.trim().strip_prefix('p').ok_or_else(|| bad("a percentile starts with 'p'"))?;
+            let value: f64 = digits.parse().map_err(|_| bad("not a number after 'p'"))?;
+            if !(value > 0.0 && value < 100.0) {
+                return Err(bad("a percentile lies strictly between 0 and 100"));
+            }
+            Ok(value)
+        };
+        Ok(match t {
+            "min" => StatisticSpec::Min,
+            "max" => StatisticSpec::Max,
+            "mean" => StatisticSpec::Mean,
+            "stddev" => StatisticSpec::Stddev,
+            "count" => StatisticSpec::Count,
+            _ if t.starts_with("range(") && t.ends_with(')') => {
+                let inner = &t["range(".len()..t.len() - 1];
+                let (a, b) = inner.split_once(',').ok_or_else(|| bad("range takes two percentiles"))?;
+                let (a, b) = (percent(a)?, percent(b)?);
+                if a >= b {
+                    return Err(bad("the first percentile of a range must be the lower"));
+                }
+                StatisticSpec::Range(a, b)
+            }
+            _ if t.starts_with('p') => StatisticSpec::Percentile(percent(t)?),
+            _ => return Err(bad("unknown statistic")),
+        })
+    }
+}
+
+impl fmt::Display for StatisticSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatisticSpec::Min => f.write_str("min"),
+            StatisticSpec::Max => f.write_str("max"),
+            StatisticSpec::Mean => f.write_str("mean"),
+            StatisticSpec::Stddev => f.write_str("stddev"),
+            StatisticSpec::Count => f.write_str("count"),
+            StatisticSpec::Percentile(p) => write!(f, "p{p}"),
+            StatisticSpec::Range(a, b) => write!(f, "range(p{a},p{b})"),
+        }
+    }
+}
+
+/// Which measurements of a condition's metric a cell takes (all of them by default).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selector {
+    /// The `jitter` probe's task period, e.g. "300us".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    /// The `sweep` probe's (and stimulus probes') rate in Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// One CPU only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
+}
+
+impl Selector {
+    fn is_empty(&self) -> bool {
+        self.period.is_none() && self.rate.is_none() && self.cpu.is_none()
+    }
+
+    fn period_ns(&self) -> Result<Option<u64>, String> {
+        self.period.as_deref().map(|p| parse_time_ns(p).map_err(|e| format!("where.period: {e}"))).transpose()
+    }
+
+    fn matches(&self, m: &Measurement) -> bool {
+        let period_ok = match self.period_ns() {
+            Ok(Some(ns)) => (Setting::Period.of(m) - ns as f64).abs() < 0.5,
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        let rate_ok = self.rate.is_none_or(|r| (Setting::Rate.of(m) - r).abs() <= 1e-6 * r.abs().max(1.0));
+        period_ok && rate_ok && self.cpu.is_none_or(|c| m.cpu == c)
+    }
+
+    /// "at period 300us, CPU 1": for reasons and notes.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = &self.period {
+            parts.push(format!("period {p}"));
+        }
+        if let Some(r) = self.rate {
+            parts.push(format!("rate {r} Hz"));
+        }
+        if let Some(c) = self.cpu {
+            parts.push(format!("CPU {c}"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// One column of a paper table: its title and the parts of the cell it fixes. In the
+/// configuration layout every column names a condition, a metric and a statistic; in the
+/// settings layout ([`RowSpec`]) a row may fix any of them instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnSpec {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+    /// The condition run's scenario, when it measured several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
+}
+
+/// A row of the paper, as printed: its label and one value per column ("" = none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperRow {
+    pub label: String,
+    pub values: Vec<String>,
+}
+
+/// A row of a settings-layout table (Dodiu's periods, rates, or min/max): its title, the
+/// parts of the cell it fixes (overriding the column's), and the paper's values as printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowSpec {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
+    #[serde(default)]
+    pub paper: Vec<String>,
+}
+
+/// Unit of a table's values (the paper's and ours).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Ns,
+    #[default]
+    Us,
+    Ms,
+}
+
+impl Unit {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Us => "µs",
+            Unit::Ms => "ms",
+        }
+    }
+
+    /// A value in this unit: ns as integers, µs with one decimal, ms with three.
+    pub fn format(self, ns: i64) -> String {
+        match self {
+            Unit::Ns => ns.to_string(),
+            Unit::Us => format!("{:.1}", ns as f64 / 1e3),
+            Unit::Ms => format!("{:.3}", ns as f64 / 1e6),
+        }
+    }
+}
+
+/// One paper table of a suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    /// Anchor and key: "table-6".
+    pub id: String,
+    pub title: String,
+    /// "Akamina et al. 2004, Table 6".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Header of the first column: "OS Option", "Task period (µs)".
+    #[serde(default = "default_row_header")]
+    pub row_header: String,
+    #[serde(default)]
+    pub unit: Unit,
+    pub columns: Vec<ColumnSpec>,
+    /// Configuration layout: the paper's configurations; this machine's runs are added as
+    /// rows below them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paper_rows: Vec<PaperRow>,
+    /// Settings layout: one row per setting; every column gets the paper's value and this
+    /// machine's beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowSpec>,
+    /// Sentences under the table: substitutions, how to read it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn default_row_header() -> String {
+    "Configuration".into()
+}
+
+/// The two shapes a paper table takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Rows are configurations (the paper's, then this machine's runs): Akamina Tables 4-6.
+    Configurations,
+    /// Rows are settings of one configuration (periods, rates, statistics): Dodiu Tables 1-3.
+    Settings,
+}
+
+/// A cell fully specified: what to compute from which condition's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellSpec {
+    pub condition: String,
+    /// Full metric name (`timer` is `timer.latency`).
+    pub metric: String,
+    pub statistic: StatisticSpec,
+    pub scenario: Option<String>,
+    pub selector: Selector,
+}
+
+/// What the checks of a table need to know about the suite's conditions.
+pub struct ConditionNames<'a> {
+    /// Condition name and the load scenarios its run measures, in order.
+    pub conditions: &'a [(String, Vec<String>)],
+}
+
+impl TableSpec {
+    pub fn layout(&self) -> Layout {
+        if self.rows.is_empty() {
+            Layout::Configurations
+        } else {
+            Layout::Settings
+        }
+    }
+
+    /// The cells, row by row: one row in the configuration layout, one per [`RowSpec`] in
+    /// the settings layout. Checks that every cell is complete, names an existing
+    /// condition (and scenario) and a statistic that parses.
+    pub fn cells(&self, names: &ConditionNames) -> Result<Vec<Vec<CellSpec>>, SpecError> {
+        let table = format!("table {:?}", self.id);
+        if self.columns.is_empty() {
+            return Err(spec_error(&table, "has no columns"));
+        }
+        let rows: Vec<Option<&RowSpec>> = match self.layout() {
+            Layout::Configurations => vec![None],
+            Layout::Settings => self.rows.iter().map(Some).collect(),
+        };
+        let mut out = Vec::new();
+        for (r, row) in rows.iter().enumerate() {
+            let mut cells = Vec::new();
+            for (c, column) in self.columns.iter().enumerate() {
+                let at = match row {
+                    None => format!("{table} column {} ({:?})", c + 1, column.title),
+                    Some(row) => {
+                        format!("{table} row {} ({:?}) column {} ({:?})", r + 1, row.title, c + 1, column.title)
+                    }
+                };
+                let pick = |from_row: Option<&Option<String>>, from_column: &Option<String>, key: &str| {
+                    from_row
+                        .and_then(|v| v.clone())
+                        .or_else(|| from_column.clone())
+                        .ok_or_else(|| spec_error(&at, format!("no {key} (give it in the column or the row)")))
+                };
+                let condition = pick(row.map(|r| &r.condition), &column.condition, "condition")?;
+                let metric = main_metric_of(pick(row.map(|r| &r.metric), &column.metric, "metric")?.trim());
+                let statistic_text = pick(row.map(|r| &r.statistic), &column.statistic, "statistic")?;
+                let statistic = StatisticSpec::parse(&statistic_text).map_err(|e| spec_error(&at, e))?;
+                let scenario = row.and_then(|r| r.scenario.clone()).or_else(|| column.scenario.clone());
+                let selector = merge_selectors(column.selector.as_ref(), row.and_then(|r| r.selector.as_ref()));
+                selector.period_ns().map_err(|e| spec_error(&at, e))?;
+                let Some((_, scenarios)) = names.conditions.iter().find(|(n, _)| *n == condition) else {
+                    let known: Vec<&str> = names.conditions.iter().map(|(n, _)| n.as_str()).collect();
+                    return Err(spec_error(
+                        &at,
+                        format!("condition {condition:?} is not a condition of this suite ({})", known.join(", ")),
+                    ));
+                };
+                match &scenario {
+                    Some(s) if !scenarios.contains(s) => {
+                        return Err(spec_error(
+                            &at,
+                            format!(
+                                "condition {condition:?} has no scenario {s:?} (it measures {})",
+                                scenarios.join(", ")
+                            ),
+                        ))
+                    }
+                    None if scenarios.len() > 1 => {
+                        return Err(spec_error(
+                            &at,
+                            format!(
+                                "condition {condition:?} measures several scenarios ({}): name one with `scenario`",
+                                scenarios.join(", ")
+                            ),
+                        ))
+                    }
+                    _ => {}
+                }
+                if metric.is_empty() || metric.contains(char::is_whitespace) {
+                    return Err(spec_error(&at, format!("metric {metric:?} is not a metric name")));
+                }
+                cells.push(CellSpec { condition, metric, statistic, scenario, selector });
+            }
+            out.push(cells);
+        }
+        Ok(out)
+    }
+
+    /// Every check of the table: its id, its cells and the paper's values.
+    pub fn check(&self, names: &ConditionNames) -> Result<(), SpecError> {
+        let table = format!("table {:?}", self.id);
+        check_id(&self.id).map_err(|e| spec_error(&table, e))?;
+        self.cells(names)?;
+        if !self.paper_rows.is_empty() && !self.rows.is_empty() {
+            return Err(spec_error(
+                &table,
+                "give either paper_rows (rows are configurations) or rows (rows are settings), not both",
+            ));
+        }
+        for (i, row) in self.paper_rows.iter().enumerate() {
+            if row.values.len() != self.columns.len() {
+                return Err(spec_error(
+                    format!("{table} paper_rows {} ({:?})", i + 1, row.label),
+                    format!("has {} values for {} columns", row.values.len(), self.columns.len()),
+                ));
+            }
+        }
+        for (i, row) in self.rows.iter().enumerate() {
+            if !row.paper.is_empty() && row.paper.len() != self.columns.len() {
+                return Err(spec_error(
+                    format!("{table} rows {} ({:?})", i + 1, row.title),
+                    format!("paper has {} values for {} columns", row.paper.len(), self.columns.len()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn merge_selectors(column: Option<&Selector>, row: Option<&Selector>) -> Selector {
+    let column = column.cloned().unwrap_or_default();
+    let Some(row) = row else { return column };
+    Selector {
+        period: row.period.clone().or(column.period),
+        rate: row.rate.or(column.rate),
+        cpu: row.cpu.or(column.cpu),
+    }
+}
+
+/// Ids are used as anchors and in file names: letters, digits, '-' and '_'.
+pub fn check_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')) {
+        return Err(format!("id {id:?}: use 1 to 64 letters, digits, '-' or '_'"));
+    }
+    Ok(())
+}
+
+/// The kinds of figures a suite may ask for.
+pub const FIGURE_KINDS: [&str; 4] = ["cumulative", "histogram", "timeseries", "per-sample"];
+
+/// A figure of the paper, drawn from some conditions' runs of one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureSpec {
+    pub id: String,
+    pub title: String,
+    /// One of [`FIGURE_KINDS`].
+    pub kind: String,
+    pub metric: String,
+    /// The conditions drawn, overlaid (cumulative, histogram, per-sample) or one panel each
+    /// (timeseries).
+    pub conditions: Vec<String>,
+    /// cumulative: show only the top N % of samples (Akamina's top 2 %, 3 %, 20 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_percent: Option<f64>,
+    /// cumulative, histogram: the paper's fixed bins, e.g. "2us" ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bin_width: Option<String>,
+    /// ... and how many (the last bin's end is the largest latency the paper could record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bin_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl FigureSpec {
+    pub fn metric_name(&self) -> String {
+        main_metric_of(self.metric.trim())
+    }
+
+    /// The bins, ns wide and how many, when the figure asks for the paper's fixed bins.
+    pub fn bins(&self) -> Result<Option<(u64, u64)>, SpecError> {
+        let at = format!("figure {:?}", self.id);
+        match (&self.bin_width, self.bin_count) {
+            (None, None) => Ok(None),
+            (Some(w), Some(n)) => {
+                let width = parse_time_ns(w).map_err(|e| spec_error(&at, format!("bin_width: {e}")))?;
+                if width == 0 || n == 0 || n > 1_000_000 {
+                    return Err(spec_error(&at, "bin_width must be > 0 and bin_count between 1 and 1,000,000"));
+                }
+                Ok(Some((width, n)))
+            }
+            _ => Err(spec_error(&at, "give bin_width and bin_count together")),
+        }
+    }
+
+    pub fn check(&self, names: &ConditionNames) -> Result<(), SpecError> {
+        let at = format!("figure {:?}", self.id);
+        check_id(&self.id).map_err(|e| spec_error(&at, e))?;
+        if !FIGURE_KINDS.contains(&self.kind.as_str()) {
+            return Err(spec_error(&at, format!("kind {:?}: use one of {}", self.kind, FIGURE_KINDS.join(", "))));
+        }
+        if self.conditions.is_empty() {
+            return Err(spec_error(&at, "names no conditions"));
+        }
+        for c in &self.conditions {
+            if !names.conditions.iter().any(|(n, _)| n == c) {
+                return Err(spec_error(&at, format!("condition {c:?} is not a condition of this suite")));
+            }
+        }
+        if let Some(top) = self.top_percent {
+            if !(top > 0.0 && top <= 100.0) || self.kind != "cumulative" {
+                return Err(spec_error(&at, "top_percent is a percentage in (0, 100] of a cumulative figure"));
+            }
+        }
+        self.bins()?;
+        Ok(())
+    }
+}
+
+/// A table cell's value for one configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CellValue {
+    /// A time statistic in ns (mean and stddev rounded to whole ns).
+    Time {
+        ns: i64,
+    },
+    Count {
+        count: u64,
+    },
+    /// Two percentiles: the range that holds the samples between them.
+    Range {
+        from_ns: i64,
+        to_ns: i64,
+    },
+    /// Why there is no value.
+    NotMeasured {
+        reason: String,
+    },
+}
+
+impl CellValue {
+    /// As shown in a table, in `unit` ("12.5", "3.5 – 4.0", "1,500,000", "not measured: ...").
+    pub fn text(&self, unit: Unit) -> String {
+        match self {
+            CellValue::Time { ns } => unit.format(*ns),
+            CellValue::Count { count } => crate::terminal::thousands(*count),
+            CellValue::Range { from_ns, to_ns } => format!("{} – {}", unit.format(*from_ns), unit.format(*to_ns)),
+            CellValue::NotMeasured { reason } => format!("not measured: {reason}"),
+        }
+    }
+}
+
+/// What the computation of a table knows of one condition.
+pub struct ConditionRun<'a> {
+    pub name: &'a str,
+    /// The run, when it produced one.
+    pub run: Option<&'a RunResult>,
+    /// Why there is no run (failed, not run).
+    pub missing: Option<String>,
+    /// Capabilities the condition needs that this rtlab lacks, with why: a metric absent
+    /// from the run is "not measured" for this reason.
+    pub gaps: Vec<String>,
+}
+
+/// One configuration's values of a table: `values[row][column]` (one row in the
+/// configuration layout).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredRows {
+    /// The suite's label.
+    pub label: String,
+    pub values: Vec<Vec<CellValue>>,
+}
+
+/// A table of suite.json: the specification (with the paper's values) and this machine's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteTable {
+    pub spec: TableSpec,
+    pub measured: MeasuredRows,
+}
+
+/// Computes every cell of `spec` from the conditions' runs. The spec must have passed
+/// [`TableSpec::check`]; a cell that cannot be computed says why instead.
+pub fn measure_table(
+    spec: &TableSpec,
+    names: &ConditionNames,
+    conditions: &[ConditionRun],
+    label: &str,
+) -> Result<SuiteTable, ReportError> {
+    let cells = spec.cells(names).map_err(|e| ReportError::Usage { what: "suite".into(), reason: e.to_string() })?;
+    let mut values = Vec::new();
+    for row in &cells {
+        let mut out = Vec::new();
+        for cell in row {
+            out.push(measure_cell(cell, conditions)?);
+        }
+        values.push(out);
+    }
+    Ok(SuiteTable { spec: spec.clone(), measured: MeasuredRows { label: label.to_string(), values } })
+}
+
+/// The measurements a cell takes from a run: its metric, in its scenario (or the run's
+/// only one), matching its selector.
+pub fn cell_measurements<'a>(cell: &CellSpec, run: &'a RunResult) -> Vec<&'a Measurement> {
+    let scenario = cell.scenario.clone().or_else(|| run.scenarios.first().map(|s| s.name.clone()));
+    run.measurements
+        .iter()
+        .filter(|m| Some(&m.scenario) == scenario.as_ref() && m.metric == cell.metric && cell.selector.matches(m))
+        .collect()
+}
+
+fn measure_cell(cell: &CellSpec, conditions: &[ConditionRun]) -> Result<CellValue, ReportError> {
+    let not_measured = |reason: String| Ok(CellValue::NotMeasured { reason });
+    let Some(condition) = conditions.iter().find(|c| c.name == cell.condition) else {
+        return not_measured(format!("condition {:?} was not run", cell.condition));
+    };
+    let Some(run) = condition.run else {
+        return not_measured(condition.missing.clone().unwrap_or_else(|| "the condition did not run".into()));
+    };
+    let measurements = cell_measurements(cell, run);
+    if measurements.is_empty() {
+        if !condition.gaps.is_empty() {
+            return not_measured(condition.gaps.join("; "));
+        }
+        let at = if cell.selector.is_empty() { String::new() } else { format!(" at {}", cell.selector.describe()) };
+        return not_measured(format!("the run of {:?} has no {} measurements{at}", cell.condition, cell.metric));
+    }
+    let combined = combine(&measurements)?;
+    Ok(statistic_value(cell.statistic, combined.histogram.as_ref(), &combined.moments)
+        .unwrap_or_else(|| CellValue::NotMeasured { reason: "no samples".into() }))
+}
+
+/// A statistic of a distribution: min, max, mean and stddev exact (from the moments),
+/// percentiles the histogram's nearest-rank value clamped to the exact extremes (as in
+/// every rtlab summary). None without samples.
+pub fn statistic_value(
+    statistic: StatisticSpec,
+    histogram: Option<&LatencyHistogram>,
+    moments: &Moments,
+) -> Option<CellValue> {
+    if statistic == StatisticSpec::Count {
+        return Some(CellValue::Count { count: moments.count });
+    }
+    let (min, max) = (moments.min()?, moments.max()?);
+    let at = |p: f64| histogram.and_then(|h| percentile(h, p / 100.0)).map(|v| v.clamp(min, max));
+    Some(match statistic {
+        StatisticSpec::Min => CellValue::Time { ns: min },
+        StatisticSpec::Max => CellValue::Time { ns: max },
+        StatisticSpec::Mean => CellValue::Time { ns: moments.mean()?.round() as i64 },
+        StatisticSpec::Stddev => CellValue::Time { ns: moments.stddev()?.round() as i64 },
+        StatisticSpec::Percentile(p) => CellValue::Time { ns: at(p)? },
+        StatisticSpec::Range(a, b) => CellValue::Range { from_ns: at(a)?, to_ns: at(b)? },
+        StatisticSpec::Count => CellValue::Count { count: moments.count },
+    })
+}
+
+/// The suite as described in its file's `[suite]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteInfo {
+    /// "akamina-2004".
+    pub name: String,
+    pub title: String,
+    /// The full citation.
+    #[serde(default)]
+    pub paper: String,
+    /// The docs page mapping the paper's set-up onto rtlab's.
+    #[serde(default)]
+    pub docs: String,
+    #[serde(default)]
+    pub summary: String,
+    /// The paper's hardware and era, shown beside its values.
+    #[serde(default)]
+    pub paper_era: String,
+}
+
+/// How a condition of a suite ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConditionStatus {
+    /// Measured as asked.
+    Done,
+    /// Measured, but not all of it: its loads failed or it was interrupted (see `reason`).
+    Incomplete,
+    /// Nothing was measured (see `reason`); the other conditions still ran.
+    Failed,
+    /// Not started: the suite was interrupted before it.
+    NotRun,
+}
+
+/// One condition of a suite run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionRecord {
+    pub name: String,
+    pub title: String,
+    /// The run's results directory, relative to the suite directory ("unloaded").
+    pub directory: String,
+    /// The run's label: "<suite label>-<condition>".
+    pub run_label: String,
+    pub status: ConditionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Capabilities it needs ("split").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs: Vec<String>,
+    /// Of those, the ones this rtlab lacks, with why: the cells that need them are "not
+    /// measured".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<String>,
+    /// What the run measured, in a line: "timer every 10 ms, 1,500,000 samples, load idle".
+    pub plan: String,
+}
+
+/// suite.json: a suite run, everything its report needs besides the runs' own run.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteRecord {
+    pub schema: String,
+    pub suite: SuiteInfo,
+    /// The configuration's name (the suite's label), e.g. the kernel.
+    pub label: String,
+    /// Durations scaled down (`--quick`): not the paper's sample counts.
+    pub quick: bool,
+    /// The paper's long variant (`--long`).
+    pub long: bool,
+    /// The suite file used: a path, or "built-in akamina-2004".
+    pub file: String,
+    /// Its text, so the run can be repeated exactly.
+    pub file_text: String,
+    pub tool_version: String,
+    /// RFC 3339.
+    pub start_time: String,
+    pub end_time: String,
+    /// Stopped by SIGINT/SIGTERM: conditions after the one running then are `not-run`.
+    pub interrupted: bool,
+    /// The runs came from the simulated clock (tests).
+    #[serde(default)]
+    pub simulated: bool,
+    /// The machine: hostname, kernel release, preemption model, CPU (from the first run).
+    pub machine: String,
+    pub requirements: Vec<String>,
+    pub conditions: Vec<ConditionRecord>,
+    pub tables: Vec<SuiteTable>,
+    pub figures: Vec<FigureSpec>,
+    /// The runs' verdicts against the suite's requirements, combined.
+    pub verdict: Option<Verdict>,
+}
+
+impl SuiteRecord {
+    /// Reads and checks a suite.json (or a suite directory holding one).
+    pub fn load(path: &Path) -> Result<SuiteRecord, ReportError> {
+        let file = if path.is_dir() { path.join("suite.json") } else { path.to_path_buf() };
+        let shown = file.display().to_string();
+        let invalid = |reason: String| ReportError::Invalid { path: shown.clone(), reason };
+        let text = std::fs::read_to_string(&file).map_err(|e| invalid(format!("cannot read it ({e})")))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON ({e})")))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SUITE_SCHEMA) => {}
+            Some(other) => return Err(invalid(format!("schema {other:?} is not {SUITE_SCHEMA:?}"))),
+            None => return Err(invalid(format!("no \"schema\" field (expected {SUITE_SCHEMA:?})"))),
+        }
+        let record: SuiteRecord = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+        for t in &record.tables {
+            let rows = match t.spec.layout() {
+                Layout::Configurations => 1,
+                Layout::Settings => t.spec.rows.len(),
+            };
+            if t.measured.values.len() != rows || t.measured.values.iter().any(|r| r.len() != t.spec.columns.len()) {
+                return Err(invalid(format!("table {:?}: its values do not match its columns and rows", t.spec.id)));
+            }
+        }
+        Ok(record)
+    }
+
+    /// Writes suite.json atomically into `dir`.
+    pub fn save(&self, dir: &Path) -> Result<std::path::PathBuf, ReportError> {
+        let path = dir.join("suite.json");
+        let text = serde_json::to_string_pretty(self).map_err(|e| ReportError::Encode(e.to_string()))?;
+        crate::model::write_atomically(&path, text.as_bytes())?;
+        Ok(path)
+    }
+
+    /// True when `path` is a suite directory or a suite.json.
+    pub fn is_suite(path: &Path) -> bool {
+        if path.is_dir() {
+            path.join("suite.json").is_file()
+        } else {
+            path.file_name().is_some_and(|n| n == "suite.json")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_parse_and_print_back() {
+        for text in ["min", "max", "mean", "stddev", "count", "p99.999", "p50", "range(p1.5,p98.5)"] {
+            assert_eq!(StatisticSpec::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(StatisticSpec::parse(" range(p1.5, p98.5) ").unwrap(), StatisticSpec::Range(1.5, 98.5));
+        for bad in ["p100", "p0", "pxx", "median", "range(p9)", "range(p9,p1)", ""] {
+            let e = StatisticSpec::parse(bad).unwrap_err();
+            assert!(e.contains(STATISTIC_GRAMMAR), "{e}");
+        }
+    }
+
+    fn names() -> Vec<(String, Vec<String>)> {
+        vec![("unloaded".into(), vec!["idle".into()]), ("both".into(), vec!["idle".into(), "akamina".into()])]
+    }
+
+    fn column(condition: &str, statistic: &str) -> ColumnSpec {
+        ColumnSpec {
+            title: "c".into(),
+            condition: Some(condition.into()),
+            metric: Some("timer".into()),
+            statistic: Some(statistic.into()),
+            scenario: None,
+            selector: None,
+        }
+    }
+
+    fn table(columns: Vec<ColumnSpec>) -> TableSpec {
+        TableSpec {
+            id: "t".into(),
+            title: "T".into(),
+            source: None,
+            row_header: "OS".into(),
+            unit: Unit::Us,
+            columns,
+            paper_rows: vec![PaperRow { label: "2.4".into(), values: vec!["1".into()] }],
+            rows: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn table_checks_name_what_is_wrong() {
+        let n = names();
+        let names = ConditionNames { conditions: &n };
+        let ok = table(vec![column("unloaded", "max")]);
+        ok.check(&names).unwrap();
+        assert_eq!(ok.cells(&names).unwrap()[0][0].metric, "timer.latency");
+        let e = table(vec![column("loaded", "max")]).check(&names).unwrap_err().to_string();
+        assert!(e.contains("condition \"loaded\" is not a condition"), "{e}");
+        let e = table(vec![column("unloaded", "p101")]).check(&names).unwrap_err().to_string();
+        assert!(e.contains("column 1") && e.contains("p101"), "{e}");
+        let e = table(vec![column("both", "max")]).check(&names).unwrap_err().to_string();
+        assert!(e.contains("several scenarios"), "{e}");
+        let mut two = table(vec![column("unloaded", "max"), column("unloaded", "min")]);
+        let e = two.check(&names).unwrap_err().to_string();
+        assert!(e.contains("has 1 values for 2 columns"), "{e}");
+        two.paper_rows[0].values.push("".into());
+        two.check(&names).unwrap();
+    }
+
+    #[test]
+    fn settings_rows_fill_in_what_columns_leave_out() {
+        let n = names();
+        let names = ConditionNames { conditions: &n };
+        let mut t = table(vec![ColumnSpec { statistic: None, ..column("unloaded", "max") }]);
+        t.paper_rows.clear();
+        t.rows = vec![
+            RowSpec {
+                title: "min".into(),
+                condition: None,
+                metric: None,
+                statistic: Some("min".into()),
+                scenario: None,
+                selector: Some(Selector { period: Some("300us".into()), rate: None, cpu: None }),
+                paper: vec!["28".into()],
+            },
+            RowSpec {
+                title: "max".into(),
+                condition: None,
+                metric: None,
+                statistic: None,
+                scenario: None,
+                selector: None,
+                paper: vec![],
+            },
+        ];
+        let e = t.check(&names).unwrap_err().to_string();
+        assert!(e.contains("row 2 (\"max\") column 1") && e.contains("no statistic"), "{e}");
+        t.rows[1].statistic = Some("max".into());
+        let cells = t.cells(&names).unwrap();
+        assert_eq!(cells[0][0].statistic, StatisticSpec::Min);
+        assert_eq!(cells[0][0].selector.period.as_deref(), Some("300us"));
+        assert_eq!(cells[1][0].statistic, StatisticSpec::Max);
+    }
+
+    #[test]
+    fn statistic_values_are_exact_from_moments_and_nearest_rank_from_the_histogram() {
+        let mut h = LatencyHistogram::new(rtlab_analysis::DEFAULT_MAX_NS).unwrap();
+        let mut m = Moments::new();
+        for v in 1..=1000i64 {
+            h.record(v * 1000);
+            m.record(v * 1000);
+        }
+        let value = |s| statistic_value(s, Some(&h), &m).unwrap();
+        assert_eq!(value(StatisticSpec::Max), CellValue::Time { ns: 1_000_000 });
+        assert_eq!(value(StatisticSpec::Min), CellValue::Time { ns: 1000 });
+        assert_eq!(value(StatisticSpec::Mean), CellValue::Time { ns: 500_500 });
+        assert_eq!(value(StatisticSpec::Count), CellValue::Count { count: 1000 });
+        let CellValue::Range { from_ns, to_ns } = value(StatisticSpec::Range(1.5, 98.5)) else { panic!() };
+        assert_eq!(Some(from_ns), percentile(&h, 0.015));
+        assert_eq!(Some(to_ns), percentile(&h, 0.985));
+        assert_eq!(CellValue::Range { from_ns: 3500, to_ns: 4000 }.text(Unit::Us), "3.5 – 4.0");
+        assert!(statistic_value(StatisticSpec::Max, None, &Moments::new()).is_none());
+    }
+}
