@@ -34,7 +34,8 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-const CSS: &str = r#"
+/// The report's style sheet (also the suite report's).
+pub const CSS: &str = r#"
 :root { --ink: #222; --muted: #5a5a5a; --line: #d8d8d8; --bad: #b00020; --warn: #8a5300; --good: #17672e; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;

@@ -35,6 +35,7 @@ pub mod pwcet;
 pub mod raw_csv;
 pub mod report_set;
 pub mod suite;
+pub mod suite_report;
 pub mod tables;
 pub mod taskset_run;
 pub mod terminal;

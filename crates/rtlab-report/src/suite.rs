@@ -764,6 +764,39 @@ impl SuiteRecord {
     }
 }
 
+/// A suite directory read back: suite.json and the run of every condition that has one.
+#[derive(Debug, Clone)]
+pub struct LoadedSuite {
+    /// The directory as given.
+    pub dir: std::path::PathBuf,
+    pub record: SuiteRecord,
+    /// Per condition of `record`, its run (None when it has no readable run.json).
+    pub runs: Vec<Option<RunResult>>,
+}
+
+impl LoadedSuite {
+    /// Reads `path` (a suite directory or its suite.json) and the runs of its conditions.
+    pub fn load(path: &Path) -> Result<LoadedSuite, ReportError> {
+        let record = SuiteRecord::load(path)?;
+        let dir = if path.is_dir() { path.to_path_buf() } else { crate::model::results_dir(path) };
+        let runs = record
+            .conditions
+            .iter()
+            .map(|c| {
+                let run_json = dir.join(&c.directory).join("run.json");
+                run_json.is_file().then(|| RunResult::load(&run_json)).transpose()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(LoadedSuite { dir, record, runs })
+    }
+
+    /// The run of condition `name`, if it has one.
+    pub fn run_of(&self, name: &str) -> Option<&RunResult> {
+        let i = self.record.conditions.iter().position(|c| c.name == name)?;
+        self.runs.get(i).and_then(Option::as_ref)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

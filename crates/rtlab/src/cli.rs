@@ -240,6 +240,9 @@ pub struct SuiteArgs {
     /// Print nothing while running
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Deterministic simulated clock with this seed for every condition (tests only)
+    #[arg(long, hide = true)]
+    pub simulate: Option<u64>,
 }
 
 /// Output formats of `report` and `compare`.

@@ -125,6 +125,10 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
 /// `rtlab report` and `rtlab compare`: saved runs -> terminal text and one report document.
 fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+    // Suite directories (suite.json) have their own report: the paper's tables.
+    if args.results.iter().any(|p| rtlab_report::suite::SuiteRecord::is_suite(p)) {
+        return suite::cmd_report_suites(args, compare);
+    }
     let requirements = experiment::parse_requirements(&args.require)?;
     let mut runs = Vec::new();
     for path in &args.results {

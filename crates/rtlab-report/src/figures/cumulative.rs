@@ -29,23 +29,7 @@ pub(super) fn figures(data: &MetricData) -> Drawn<Vec<Figure>> {
         svg: cumulative_svg(data, &format!("{} cumulative", data.title), full_x.clone(), 0.0)?,
     }];
     for top in ZOOMS {
-        let from = 100.0 - top;
-        let lo = data
-            .series
-            .iter()
-            .filter_map(|s| s.curve.quantile(from / 100.0))
-            .min()
-            .map(|ns| ns as f64 / 1e3)
-            .unwrap_or(0.0);
-        figures.push(Figure {
-            id: format!("fig-cumulative-top{top}-{}", data.slug),
-            title: format!("{}: top {top} % of samples", data.title),
-            description: format!(
-                "The cumulative curve from {from} % to 100 % (Akamina et al., Figs 8, 9, 11, 12): how the slowest \
-                 {top} % of samples spread out. A curve that turns right early has a long tail.{on_bounds}"
-            ),
-            svg: cumulative_svg(data, &format!("{} top {top} %", data.title), data.latency_axis(lo), from)?,
-        });
+        figures.push(zoom(data, top, on_bounds)?);
     }
     figures.push(Figure {
         id: format!("fig-exceedance-{}", data.slug),
@@ -56,6 +40,48 @@ pub(super) fn figures(data: &MetricData) -> Drawn<Vec<Figure>> {
         svg: exceedance_svg(data, full_x)?,
     });
     Ok(figures)
+}
+
+/// The cumulative curve from `100 - top` % to 100 %.
+fn zoom(data: &MetricData, top: f64, on_bounds: &str) -> Drawn<Figure> {
+    let from = 100.0 - top;
+    let lo = data
+        .series
+        .iter()
+        .filter_map(|s| s.curve.quantile(from / 100.0))
+        .min()
+        .map(|ns| ns as f64 / 1e3)
+        .unwrap_or(0.0);
+    Ok(Figure {
+        id: format!("fig-cumulative-top{top}-{}", data.slug),
+        title: format!("{}: top {top} % of samples", data.title),
+        description: format!(
+            "The cumulative curve from {from} % to 100 % (Akamina et al., Figs 8, 9, 11, 12): how the slowest \
+             {top} % of samples spread out. A curve that turns right early has a long tail.{on_bounds}"
+        ),
+        svg: cumulative_svg(data, &format!("{} top {top} %", data.title), data.latency_axis(lo), from)?,
+    })
+}
+
+/// One figure: the whole cumulative curve, or its top `top_percent` % (a suite's figure).
+pub(super) fn figure(data: &MetricData, top_percent: Option<f64>) -> Drawn<Figure> {
+    let on_bounds = if data.requirements.is_empty() {
+        ""
+    } else {
+        " Dashed lines are requirement bounds; a curve that passes above the tick on a line meets it."
+    };
+    match top_percent {
+        Some(top) if top < 100.0 => zoom(data, top, on_bounds),
+        _ => Ok(Figure {
+            id: format!("fig-cumulative-{}", data.slug),
+            title: format!("{}: cumulative percentage", data.title),
+            description: format!(
+                "Share of samples at or below each latency. A curve further left and steeper is better; where it \
+                 reaches 100 % is the largest sample.{on_bounds}"
+            ),
+            svg: cumulative_svg(data, &format!("{} cumulative", data.title), data.latency_axis(data.min_us()), 0.0)?,
+        }),
+    }
 }
 
 /// Legend: every configuration, then the requirements.

@@ -191,19 +191,7 @@ pub fn report_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError
     let mut out = Vec::new();
     for metric in metrics {
         let mut notes = Vec::new();
-        let mut series = Vec::new();
-        for (index, configuration) in configurations.iter().enumerate() {
-            if let Some(s) = series_of(set, configuration, index, metric, &mut notes)? {
-                series.push(s);
-            }
-        }
-        let data = MetricData {
-            metric: metric.to_string(),
-            slug: slug(metric),
-            title: metric_title(metric),
-            series,
-            requirements: requirements_of(set, metric),
-        };
+        let data = metric_data(set, &configurations, metric, &mut notes)?;
         let figures = match shape_of(metric) {
             MetricShape::Distribution => distribution_figures(&data, &mut notes),
             MetricShape::PerSample => per_sample::figure(&data).and_then(|first| {
@@ -216,6 +204,46 @@ pub fn report_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError
         out.push(MetricFigures { metric: data.metric, title: data.title, figures, notes });
     }
     Ok(out)
+}
+
+/// One metric's series over `configurations`, with the requirements on it.
+fn metric_data(
+    set: &ReportSet,
+    configurations: &[Configuration],
+    metric: &str,
+    notes: &mut Vec<String>,
+) -> Result<MetricData, ReportError> {
+    let mut series = Vec::new();
+    for (index, configuration) in configurations.iter().enumerate() {
+        if let Some(s) = series_of(set, configuration, index, metric, notes)? {
+            series.push(s);
+        }
+    }
+    Ok(MetricData {
+        metric: metric.to_string(),
+        slug: slug(metric),
+        title: metric_title(metric),
+        series,
+        requirements: requirements_of(set, metric),
+    })
+}
+
+/// One cumulative percentage curve of `metric`, every configuration of `set` overlaid
+/// (Akamina et al., Figs 7 and 10), or its top `top_percent` % (Figs 8, 9, 11, 12): the
+/// figures of a suite. None when no configuration has samples of `metric`.
+pub fn cumulative_figure(
+    set: &ReportSet,
+    metric: &str,
+    top_percent: Option<f64>,
+) -> Result<Option<Figure>, ReportError> {
+    let mut notes = Vec::new();
+    let data = metric_data(set, &set.configurations(), metric, &mut notes)?;
+    if data.series.iter().all(|s| s.curve.total == 0) {
+        return Ok(None);
+    }
+    cumulative::figure(&data, top_percent)
+        .map(Some)
+        .map_err(|e| ReportError::Encode(format!("figure of {metric}: {}", e.0)))
 }
 
 fn distribution_figures(data: &MetricData, notes: &mut Vec<String>) -> canvas::Drawn<Vec<Figure>> {

@@ -83,3 +83,92 @@ fn list_text() -> anyhow::Result<String> {
     );
     Ok(text)
 }
+
+/// `rtlab report SUITE_DIR` and `rtlab compare SUITE_DIR...`: the suite report (the paper's
+/// tables with one row per suite label), as HTML (default: report.html in the suite
+/// directory for one suite, else ./rtlab-compare.html) or Markdown (stdout), and the tables
+/// on the terminal. Suite directories cannot be mixed with run directories.
+pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow::Result<u8> {
+    use crate::cli::ReportFormat;
+    use rtlab_report::suite::{LoadedSuite, SuiteRecord};
+    if let Some(run) = args.results.iter().find(|p| !SuiteRecord::is_suite(p)) {
+        return Err(usage(format!(
+            "{} is not a suite directory, the others are: give only suite directories (the paper's tables, one row \
+             per suite label), or only results directories (a suite's conditions are results directories: \
+             SUITE_DIR/CONDITION)",
+            run.display()
+        )));
+    }
+    if !args.require.is_empty() || args.metric.is_some() || args.scenario.is_some() {
+        return Err(usage(
+            "--require, --metric and --scenario apply to results directories: give the suite's condition \
+             directories (SUITE_DIR/CONDITION) instead",
+        ));
+    }
+    let suites = args.results.iter().map(|p| LoadedSuite::load(p)).collect::<Result<Vec<_>, _>>()?;
+    rtlab_report::suite_report::check_same_suite(&suites)?;
+    let not_met = suites.iter().any(|s| s.record.verdict.as_ref().is_some_and(|v| !v.met));
+    let code = if not_met { crate::errors::EXIT_NOT_MET } else { EXIT_OK };
+    match args.format {
+        ReportFormat::Md => {
+            let text = rtlab_report::suite_report::markdown(&suites)?;
+            match &args.output {
+                Some(path) => rtlab_report::model::write_atomically(path, text.as_bytes())
+                    .map_err(|e| usage(format!("--output: cannot write the report: {e}")))?,
+                None => crate::print(&text)?,
+            }
+        }
+        ReportFormat::Html => {
+            let single = suites.len() == 1 && !compare;
+            let path = match &args.output {
+                Some(p) => p.clone(),
+                None if single => suites[0].dir.join("report.html"),
+                None => "rtlab-compare.html".into(),
+            };
+            // Links to the conditions' reports, relative to where the page goes.
+            let page_dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+            let prefixes: Vec<String> = suites.iter().map(|s| link_prefix(&page_dir, &s.dir)).collect();
+            let html = rtlab_report::suite_report::html(&suites, &prefixes)?;
+            rtlab_report::model::write_atomically(&path, html.as_bytes()).map_err(|e| {
+                let message = format!("cannot write the report: {e}");
+                if args.output.is_some() {
+                    usage(format!("--output: {message}"))
+                } else {
+                    crate::errors::environment(message)
+                }
+            })?;
+            let mut text = rtlab_report::suite_report::terminal_text(&suites)?;
+            text.push_str(&format!("Report: {}\n", path.display()));
+            crate::print(&text)?;
+        }
+        other => {
+            use clap::ValueEnum;
+            let name = other.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+            return Err(usage(format!(
+                "--format {name}: a suite report is html or md; the other formats work on the condition \
+                 directories (SUITE_DIR/CONDITION)"
+            )));
+        }
+    }
+    Ok(code)
+}
+
+/// The path from `page_dir` to `suite_dir`, with a trailing '/', for links: "" when the
+/// page is in the suite directory, the suite directory as given otherwise (absolute when
+/// the page directory is not the current one).
+fn link_prefix(page_dir: &std::path::Path, suite_dir: &std::path::Path) -> String {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let here = if page_dir.as_os_str().is_empty() { std::path::Path::new(".") } else { page_dir };
+    if same(here, suite_dir) {
+        return String::new();
+    }
+    let shown = if same(here, std::path::Path::new(".")) {
+        suite_dir.to_path_buf()
+    } else {
+        suite_dir.canonicalize().unwrap_or_else(|_| suite_dir.to_path_buf())
+    };
+    format!("{}/", shown.display().to_string().trim_end_matches('/'))
+}

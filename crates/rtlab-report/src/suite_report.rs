@@ -1,0 +1,767 @@
+//! The suite report: the paper's tables with the paper's rows and this machine's (one row per
+//! suite label in a comparison), the paper's figures drawn from the conditions' runs, the
+//! verdict, and links to each condition's own report. As text for the terminal, Markdown,
+//! and a self-contained HTML page (the style of [`crate::html`]).
+
+use crate::figures::{self, Figure};
+use crate::html::{escape, CSS};
+use crate::model::RunResult;
+use crate::report_set::{run_warnings, ReportSet, SourcedRun};
+use crate::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
+use crate::tables::Table;
+use crate::terminal::{text_table, thousands};
+use crate::verdict::Verdict;
+use crate::ReportError;
+use rtlab_analysis::curve::fixed_bins;
+use rtlab_analysis::LatencyHistogram;
+use std::fmt::Write;
+
+/// The sentence every quick suite report carries, at the top.
+pub const QUICK_NOTICE: &str = "quick: durations scaled down, not the paper's sample counts";
+/// How the paper's values are labelled.
+pub const PUBLISHED: &str = "published figures: other hardware and era";
+
+/// What a cell of a laid-out table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellKind {
+    /// A row's or column's name.
+    Label,
+    /// As printed in the paper.
+    Paper,
+    /// Measured by rtlab.
+    Measured,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewCell {
+    pub text: String,
+    pub kind: CellKind,
+    /// Set when the value could not be measured: why.
+    pub not_measured: Option<String>,
+}
+
+/// A paper table laid out for people: the paper's rows, then the measured ones (or, in the
+/// settings layout, the paper's column then the measured ones).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableView {
+    pub id: String,
+    pub title: String,
+    pub source: Option<String>,
+    /// "µs".
+    pub unit: String,
+    pub columns: Vec<ViewCell>,
+    pub rows: Vec<Vec<ViewCell>>,
+    pub notes: Vec<String>,
+}
+
+fn label_cell(text: &str) -> ViewCell {
+    ViewCell { text: text.to_string(), kind: CellKind::Label, not_measured: None }
+}
+
+fn paper_cell(text: &str) -> ViewCell {
+    ViewCell { text: text.to_string(), kind: CellKind::Paper, not_measured: None }
+}
+
+fn measured_cell(value: Option<&CellValue>, table: &SuiteTable) -> ViewCell {
+    match value {
+        Some(CellValue::NotMeasured { reason }) => {
+            ViewCell { text: "not measured".into(), kind: CellKind::Measured, not_measured: Some(reason.clone()) }
+        }
+        Some(v) => ViewCell { text: v.text(table.spec.unit), kind: CellKind::Measured, not_measured: None },
+        None => ViewCell {
+            text: "not measured".into(),
+            kind: CellKind::Measured,
+            not_measured: Some("this suite run has no such cell".into()),
+        },
+    }
+}
+
+/// The suites of a report or comparison must all be runs of one suite.
+pub fn check_same_suite(suites: &[LoadedSuite]) -> Result<(), ReportError> {
+    let Some(first) = suites.first() else {
+        return Err(ReportError::Usage { what: "suite report".into(), reason: "no suite directory given".into() });
+    };
+    for s in suites {
+        if s.record.suite.name != first.record.suite.name {
+            return Err(ReportError::Usage {
+                what: "compare".into(),
+                reason: format!(
+                    "{} is a run of suite {}, {} of suite {}: compare runs of one suite (or their condition \
+                     directories, which are ordinary results directories)",
+                    first.dir.display(),
+                    first.record.suite.name,
+                    s.dir.display(),
+                    s.record.suite.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every paper table of the suites' runs: the first suite's tables, with one measured row (or
+/// column) per suite, in the order given.
+pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError> {
+    check_same_suite(suites)?;
+    let first = &suites[0].record;
+    let era = if first.suite.paper_era.is_empty() {
+        PUBLISHED.to_string()
+    } else {
+        format!("{PUBLISHED} ({})", first.suite.paper_era)
+    };
+    let mut views = Vec::new();
+    for (t, table) in first.tables.iter().enumerate() {
+        // The same table of every suite run (matched by id; a suite file edited between runs
+        // may lack it).
+        let measured: Vec<(&str, Option<&SuiteTable>)> = suites
+            .iter()
+            .map(|s| (s.record.label.as_str(), s.record.tables.iter().find(|x| x.spec.id == table.spec.id)))
+            .collect();
+        let spec = &table.spec;
+        let unit = spec.unit.symbol().to_string();
+        let mut notes = spec.notes.clone();
+        let (columns, rows) = match spec.layout() {
+            Layout::Configurations => {
+                let mut columns = vec![label_cell(&spec.row_header)];
+                columns.extend(spec.columns.iter().map(|c| label_cell(&c.title)));
+                let mut rows = Vec::new();
+                for paper in &spec.paper_rows {
+                    let mut row = vec![label_cell(&format!("{} (paper)", paper.label))];
+                    row.extend(paper.values.iter().map(|v| paper_cell(v)));
+                    rows.push(row);
+                }
+                for (label, m) in &measured {
+                    let mut row = vec![label_cell(&format!("{label} (rtlab)"))];
+                    for c in 0..spec.columns.len() {
+                        let value = m.and_then(|m| m.measured.values.first()).and_then(|r| r.get(c));
+                        row.push(measured_cell(value, m.unwrap_or(table)));
+                    }
+                    rows.push(row);
+                }
+                (columns, rows)
+            }
+            Layout::Settings => {
+                let mut columns = vec![label_cell(&spec.row_header)];
+                for c in &spec.columns {
+                    columns.push(label_cell(&format!("{} (paper)", c.title)));
+                    for (label, _) in &measured {
+                        columns.push(label_cell(&format!("{} ({label})", c.title)));
+                    }
+                }
+                let mut rows = Vec::new();
+                for (r, row_spec) in spec.rows.iter().enumerate() {
+                    let mut row = vec![label_cell(&row_spec.title)];
+                    for c in 0..spec.columns.len() {
+                        row.push(paper_cell(row_spec.paper.get(c).map(String::as_str).unwrap_or("")));
+                        for (_, m) in &measured {
+                            let value = m.and_then(|m| m.measured.values.get(r)).and_then(|r| r.get(c));
+                            row.push(measured_cell(value, m.unwrap_or(table)));
+                        }
+                    }
+                    rows.push(row);
+                }
+                (columns, rows)
+            }
+        };
+        notes.push(format!(
+            "Values in {unit}. Rows or columns marked \"paper\" are {era}; \"rtlab\" rows and the labelled columns \
+             were measured by rtlab{}.",
+            if suites.iter().any(|s| s.record.quick) { " (quick: not the paper's sample counts)" } else { "" }
+        ));
+        let _ = t;
+        views.push(TableView {
+            id: spec.id.clone(),
+            title: spec.title.clone(),
+            source: spec.source.clone(),
+            unit,
+            columns,
+            rows,
+            notes,
+        });
+    }
+    Ok(views)
+}
+
+/// A view as a plain [`Table`]: cells not measured become "not measured (N)" with the reason
+/// as note N, each reason once.
+pub fn plain_table(view: &TableView) -> Table {
+    let mut reasons: Vec<String> = Vec::new();
+    let mut rows = Vec::new();
+    for row in &view.rows {
+        let mut out = Vec::new();
+        for cell in row {
+            match &cell.not_measured {
+                Some(reason) => {
+                    let n = match reasons.iter().position(|r| r == reason) {
+                        Some(i) => i + 1,
+                        None => {
+                            reasons.push(reason.clone());
+                            reasons.len()
+                        }
+                    };
+                    out.push(format!("not measured ({n})"));
+                }
+                None => out.push(cell.text.clone()),
+            }
+        }
+        rows.push(out);
+    }
+    let mut notes: Vec<String> =
+        reasons.iter().enumerate().map(|(i, r)| format!("({}) not measured: {r}", i + 1)).collect();
+    notes.extend(view.notes.iter().cloned());
+    Table {
+        id: view.id.clone(),
+        title: view.title.clone(),
+        source: view.source.clone(),
+        columns: view.columns.iter().map(|c| c.text.clone()).collect(),
+        csv_rows: rows.clone(),
+        rows,
+        notes,
+    }
+}
+
+/// One line on the mode: "full: the paper's sample counts", "quick: ...".
+fn mode_line(record: &SuiteRecord) -> String {
+    if record.quick {
+        QUICK_NOTICE.to_string()
+    } else if record.long {
+        "long: the paper's long-duration variant".into()
+    } else {
+        "full: the paper's sample counts".into()
+    }
+}
+
+fn status_word(status: ConditionStatus) -> &'static str {
+    match status {
+        ConditionStatus::Done => "done",
+        ConditionStatus::Incomplete => "incomplete",
+        ConditionStatus::Failed => "FAILED",
+        ConditionStatus::NotRun => "not run",
+    }
+}
+
+/// The suite's tables and outcome for the terminal: a header, every table, the conditions,
+/// the verdict.
+pub fn terminal_text(suites: &[LoadedSuite]) -> Result<String, ReportError> {
+    let views = table_views(suites)?;
+    let first = &suites[0].record;
+    let mut out = String::new();
+    let _ = writeln!(out, "Suite {}: {}", first.suite.name, first.suite.title);
+    for s in suites {
+        let r = &s.record;
+        let _ = writeln!(out, "  {}: {} · {}{}", r.label, r.machine, mode_line(r), interrupted_suffix(r));
+    }
+    for view in &views {
+        out.push('\n');
+        out.push_str(&text_table(&plain_table(view)));
+    }
+    out.push_str("\nConditions:\n");
+    for s in suites {
+        for c in &s.record.conditions {
+            let who = if suites.len() > 1 { format!("{} · ", s.record.label) } else { String::new() };
+            let why = c.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {who}{} ({}): {}{why} — {}",
+                c.name,
+                c.plan,
+                status_word(c.status),
+                s.dir.join(&c.directory).display()
+            );
+        }
+    }
+    for s in suites {
+        if let Some(v) = &s.record.verdict {
+            let who = if suites.len() > 1 { format!(" ({})", s.record.label) } else { String::new() };
+            let _ = writeln!(out, "\nVerdict{who}: {}", v.summary);
+        }
+    }
+    Ok(out)
+}
+
+fn interrupted_suffix(r: &SuiteRecord) -> &'static str {
+    if r.interrupted {
+        " · INTERRUPTED: only the conditions measured until then"
+    } else {
+        ""
+    }
+}
+
+/// The suite report as Markdown.
+pub fn markdown(suites: &[LoadedSuite]) -> Result<String, ReportError> {
+    let views = table_views(suites)?;
+    let first = &suites[0].record;
+    let md = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+    let mut out = format!("# Suite {}: {}\n\n", first.suite.name, md(&first.suite.title));
+    if suites.iter().any(|s| s.record.quick) {
+        let _ = writeln!(out, "> **{QUICK_NOTICE}.**\n");
+    }
+    if !first.suite.paper.is_empty() {
+        let _ = writeln!(out, "Paper: {}\n", md(&first.suite.paper));
+    }
+    if !first.suite.paper_era.is_empty() {
+        let _ = writeln!(out, "Paper's values: {PUBLISHED} ({}).\n", md(&first.suite.paper_era));
+    }
+    for s in suites {
+        let r = &s.record;
+        let _ = writeln!(out, "- **{}**: {} · {}{}", md(&r.label), md(&r.machine), mode_line(r), interrupted_suffix(r));
+    }
+    for view in &views {
+        let table = plain_table(view);
+        let _ = writeln!(out, "\n## {}\n", md(&table.title));
+        if let Some(source) = &table.source {
+            let _ = writeln!(out, "*{}; values in {}.*\n", md(source), view.unit);
+        }
+        let row = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | "));
+        out.push_str(&row(&table.columns));
+        let align: Vec<String> =
+            (0..table.columns.len()).map(|i| if i == 0 { ":---".into() } else { "---:".into() }).collect();
+        out.push_str(&row(&align));
+        for (cells, view_row) in table.rows.iter().zip(&view.rows) {
+            // This machine's rows in bold, the paper's as printed.
+            let measured = view_row.iter().any(|c| c.kind == CellKind::Measured)
+                && !view_row.iter().any(|c| c.kind == CellKind::Paper);
+            let cells: Vec<String> =
+                if measured { cells.iter().map(|c| format!("**{c}**")).collect() } else { cells.clone() };
+            out.push_str(&row(&cells));
+        }
+        for note in &table.notes {
+            let _ = writeln!(out, "\n{}", md(note));
+        }
+    }
+    out.push_str("\n## Conditions\n\n");
+    for s in suites {
+        for c in &s.record.conditions {
+            let who = if suites.len() > 1 { format!("{} · ", md(&s.record.label)) } else { String::new() };
+            let why = c.reason.as_deref().map(|r| format!(": {}", md(r))).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- {who}**{}** ({}; {}): {}{why}",
+                md(&c.name),
+                md(&c.title),
+                md(&c.plan),
+                status_word(c.status)
+            );
+        }
+    }
+    for s in suites {
+        if let Some(v) = &s.record.verdict {
+            let _ = writeln!(out, "\n**Verdict ({}):** {}", md(&s.record.label), md(&v.summary));
+        }
+    }
+    Ok(out)
+}
+
+/// The figures of the suite, drawn from the conditions' runs: one curve per condition (per
+/// suite label and condition in a comparison). A figure with no data is a note instead.
+pub fn suite_figures(suites: &[LoadedSuite]) -> Result<Vec<(FigureSpec, Result<Figure, String>)>, ReportError> {
+    check_same_suite(suites)?;
+    let mut out = Vec::new();
+    for spec in &suites[0].record.figures {
+        out.push((spec.clone(), suite_figure(suites, spec)?));
+    }
+    Ok(out)
+}
+
+fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figure, String>, ReportError> {
+    let metric = spec.metric_name();
+    let bins = spec.bins().map_err(|e| ReportError::Usage { what: "suite figure".into(), reason: e.to_string() })?;
+    let mut runs = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    let mut overflow = 0u64;
+    for s in suites {
+        for name in &spec.conditions {
+            let shown = if suites.len() > 1 { format!("{} · {name}", s.record.label) } else { name.clone() };
+            let Some(run) = s.run_of(name) else {
+                missing.push(format!("{shown}: no run"));
+                continue;
+            };
+            if !run.measurements.iter().any(|m| m.metric == metric) {
+                let gaps = s.record.conditions.iter().find(|c| &c.name == name).map(|c| c.gaps.join("; "));
+                missing.push(match gaps.filter(|g| !g.is_empty()) {
+                    Some(g) => format!("{shown}: not measured: {g}"),
+                    None => format!("{shown}: the run has no {metric} measurements"),
+                });
+                continue;
+            }
+            let mut run = figure_run(run, &metric, &shown);
+            if let Some((width, count)) = bins {
+                overflow += rebin(&mut run, width, count)?;
+            }
+            runs.push(SourcedRun { source: s.dir.join(name).display().to_string(), run });
+        }
+    }
+    if runs.is_empty() {
+        return Ok(Err(format!("not measured: {}", missing.join("; "))));
+    }
+    if !spec.kind.eq("cumulative") {
+        return Ok(Err(format!("kind {:?} is not drawn in suite reports yet; see the condition reports", spec.kind)));
+    }
+    let set = ReportSet { runs, verdict: None };
+    let Some(mut figure) = figures::cumulative_figure(&set, &metric, spec.top_percent)? else {
+        return Ok(Err("no samples".into()));
+    };
+    figure.id = spec.id.clone();
+    figure.title = spec.title.clone();
+    if let Some((width, count)) = bins {
+        let _ = write!(
+            figure.description,
+            " Computed from the samples counted in the paper's {} bins of {} µs (up to {} µs), as the paper reduced \
+             its data{}.",
+            thousands(count),
+            crate::figures::trim(width as f64 / 1e3),
+            crate::figures::trim((width * count) as f64 / 1e3),
+            if overflow > 0 {
+                format!("; {} samples beyond the last bin are drawn at its end", thousands(overflow))
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !missing.is_empty() {
+        let _ = write!(figure.description, " Not drawn: {}.", missing.join("; "));
+    }
+    Ok(Ok(figure))
+}
+
+/// The run as one configuration of a figure: named `shown`, holding only `metric`.
+fn figure_run(run: &RunResult, metric: &str, shown: &str) -> RunResult {
+    let mut run = run.clone();
+    run.label = shown.to_string();
+    run.measurements.retain(|m| m.metric == metric);
+    // One scenario per configuration: the metric's (a condition's first).
+    if let Some(first) = run.measurements.first().map(|m| m.scenario.clone()) {
+        run.scenarios.retain(|s| s.name == first);
+        run.measurements.retain(|m| m.scenario == first);
+    }
+    run
+}
+
+/// Replaces every histogram of `run` by the paper's data reduction: counts in `count` bins of
+/// `width_ns`, each bin's samples at its upper edge (so the curve says "samples <= the bin's
+/// end", as a curve from bin counts does). Returns the samples beyond the last bin (recorded
+/// at its end).
+fn rebin(run: &mut RunResult, width_ns: u64, count: u64) -> Result<u64, ReportError> {
+    let end = width_ns.saturating_mul(count);
+    let mut overflow = 0;
+    for m in &mut run.measurements {
+        let h = LatencyHistogram::decode(&m.histogram)?;
+        let mut binned = LatencyHistogram::resolving(end.max(2), width_ns)?;
+        for bin in fixed_bins(&h, width_ns) {
+            if bin.start_ns >= end {
+                overflow += bin.count;
+                binned.record_n(end as i64, bin.count);
+            } else {
+                binned.record_n((bin.start_ns + width_ns - 1) as i64, bin.count);
+            }
+        }
+        m.histogram = binned.encode()?;
+    }
+    Ok(overflow)
+}
+
+/// The suite report as a self-contained HTML page. `link_prefix` is prepended to each
+/// condition's directory in links ("" when the page is written into the suite directory).
+pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, ReportError> {
+    let views = table_views(suites)?;
+    let figures = suite_figures(suites)?;
+    let first = &suites[0].record;
+    let mut page = String::with_capacity(1 << 20);
+    let title = if suites.len() == 1 {
+        format!("Suite {} · {}", first.suite.name, first.label)
+    } else {
+        format!(
+            "Suite {} · {}",
+            first.suite.name,
+            suites.iter().map(|s| s.record.label.as_str()).collect::<Vec<_>>().join(" vs ")
+        )
+    };
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}{SUITE_CSS}</style>\n</head>\n<body>\n<main>\n",
+        escape(&title)
+    );
+    let _ = writeln!(page, "<header>\n<h1>{}</h1>", escape(&first.suite.title));
+    let _ = writeln!(page, "<p class=\"subtitle\">rtlab suite <strong>{}</strong></p>", escape(&first.suite.name));
+    if suites.iter().any(|s| s.record.quick) {
+        let _ = writeln!(
+            page,
+            "<div class=\"banner quick\"><h2>{}</h2>This report's runs are shorter than the paper's: the maxima and \
+             the 99.999 % thresholds rest on far fewer samples, so they are not comparable with the paper's. Run the \
+             suite without --quick for the paper's experiment.</div>",
+            escape(&capitalise(QUICK_NOTICE))
+        );
+    }
+    for s in suites.iter().filter(|s| s.record.interrupted) {
+        let _ = writeln!(
+            page,
+            "<div class=\"banner danger\"><h2>Interrupted</h2>The suite run {} was stopped: it holds only the \
+             conditions measured until then.</div>",
+            escape(&s.record.label)
+        );
+    }
+    page.push_str("<table class=\"facts\">\n");
+    let fact = |page: &mut String, name: &str, value: &str| {
+        let _ = writeln!(page, "<tr><th>{}</th><td>{value}</td></tr>", escape(name));
+    };
+    if !first.suite.paper.is_empty() {
+        fact(&mut page, "Paper", &escape(&first.suite.paper));
+    }
+    if !first.suite.summary.is_empty() {
+        fact(&mut page, "Experiment", &escape(&first.suite.summary));
+    }
+    for s in suites {
+        let r = &s.record;
+        let name = if suites.len() == 1 { "This machine".to_string() } else { format!("Machine of {}", r.label) };
+        fact(
+            &mut page,
+            &name,
+            &format!(
+                "<strong>{}</strong> · {} · {} · {} to {}",
+                escape(&r.label),
+                escape(&r.machine),
+                escape(&mode_line(r)),
+                escape(&short_time(&r.start_time)),
+                escape(&short_time(&r.end_time))
+            ),
+        );
+    }
+    fact(
+        &mut page,
+        "Published figures",
+        &format!(
+            "<span class=\"paper-tag\">{}</span>{}",
+            escape(PUBLISHED),
+            if first.suite.paper_era.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", escape(&first.suite.paper_era))
+            }
+        ),
+    );
+    if !first.suite.docs.is_empty() {
+        fact(
+            &mut page,
+            "Set-up and substitutions",
+            &format!("{} (in the rtlab repository)", escape(&first.suite.docs)),
+        );
+    }
+    fact(&mut page, "Suite file", &escape(&first.file));
+    page.push_str("</table>\n</header>\n");
+
+    for s in suites {
+        if let Some(v) = &s.record.verdict {
+            verdict_box(&mut page, v, &s.record, suites.len() > 1);
+        }
+    }
+
+    page.push_str("<h2 id=\"tables\">The paper's tables</h2>\n");
+    let _ = writeln!(
+        page,
+        "<p class=\"muted\">Each table as the paper printed it, its rows marked <span class=\"paper-tag\">paper</span> \
+         ({}), with this machine's values in <span class=\"rtlab-tag\">rtlab</span> rows.</p>",
+        escape(PUBLISHED)
+    );
+    for view in &views {
+        table_html(&mut page, view);
+    }
+
+    if !figures.is_empty() {
+        page.push_str("<h2 id=\"figures\">The paper's figures, from this machine's runs</h2>\n");
+        for (spec, figure) in &figures {
+            match figure {
+                Ok(f) => {
+                    let source = spec.source.as_deref().map(|s| format!(" ({})", escape(s))).unwrap_or_default();
+                    let _ = writeln!(
+                        page,
+                        "<figure class=\"rtlab-figure\" id=\"{}\"><figcaption><strong>{}</strong>{}{source}</figcaption>\n{}\n</figure>",
+                        escape(&f.id),
+                        escape(&f.title),
+                        escape(&f.description),
+                        f.svg
+                    );
+                }
+                Err(why) => {
+                    let _ = writeln!(
+                        page,
+                        "<div class=\"missing-figure\" id=\"{}\"><strong>{}</strong><p>{}</p></div>",
+                        escape(&spec.id),
+                        escape(&spec.title),
+                        escape(why)
+                    );
+                }
+            }
+        }
+    }
+
+    page.push_str("<h2 id=\"conditions\">Conditions</h2>\n<div class=\"scroll\"><table>\n<thead><tr>");
+    let many = suites.len() > 1;
+    if many {
+        page.push_str("<th>Label</th>");
+    }
+    page.push_str("<th>Condition</th><th class=\"l\">What ran</th><th class=\"l\">Status</th><th class=\"l\">Report</th></tr></thead>\n<tbody>\n");
+    for (s, prefix) in suites.iter().zip(link_prefixes.iter().chain(std::iter::repeat(&String::new()))) {
+        for (c, run) in s.record.conditions.iter().zip(&s.runs) {
+            page.push_str("<tr>");
+            if many {
+                let _ = write!(page, "<td>{}</td>", escape(&s.record.label));
+            }
+            let why = c.reason.as_deref().map(|r| format!(": {}", escape(r))).unwrap_or_default();
+            let gaps = if c.gaps.is_empty() {
+                String::new()
+            } else {
+                format!("<br><span class=\"muted\">not measured: {}</span>", escape(&c.gaps.join("; ")))
+            };
+            let link = if run.is_some() {
+                let href = format!("{prefix}{}/report.html", c.directory);
+                format!("<a href=\"{}\">{}</a>", escape(&href), escape(&href))
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                page,
+                "<td><strong>{}</strong><br>{}</td><td class=\"l\">{}</td><td class=\"l\">{}{why}{gaps}</td><td class=\"l\">{link}</td></tr>",
+                escape(&c.name),
+                escape(&c.title),
+                escape(&c.plan),
+                status_word(c.status)
+            );
+        }
+    }
+    page.push_str("</tbody></table></div>\n");
+
+    let warnings: Vec<String> =
+        suites.iter().flat_map(|s| s.runs.iter().flatten().flat_map(|r| run_warnings(r, true, None))).collect();
+    if !warnings.is_empty() {
+        page.push_str("<h2 id=\"warnings\">What qualifies these results</h2>\n<ul class=\"notes\">\n");
+        let mut seen: Vec<&String> = Vec::new();
+        for w in &warnings {
+            if !seen.contains(&w) {
+                seen.push(w);
+                let _ = writeln!(page, "<li>{}</li>", escape(w));
+            }
+        }
+        page.push_str("</ul>\n");
+    }
+    let _ = writeln!(
+        page,
+        "<footer>Written by rtlab {} from suite.json and the conditions' run.json; `rtlab report SUITE_DIR` writes it \
+         again.</footer>",
+        escape(&first.tool_version)
+    );
+    page.push_str("</main>\n</body>\n</html>\n");
+    Ok(page)
+}
+
+const SUITE_CSS: &str = r#"
+.banner.quick { background: #fff1c2; border: 3px solid #c98a00; font-size: 1.05rem; }
+.banner.quick h2 { font-size: 1.3rem; color: #6b4700; }
+table.facts th { text-align: left; white-space: nowrap; padding-right: 16px; color: var(--muted); font-weight: 600; }
+table.facts td { text-align: left; }
+table.paper-table td.paper { color: #555; font-style: italic; background: #f4f4f4; }
+table.paper-table tr.measured td { background: #e8f1fb; font-weight: 600; border-top: 1px solid #9cc0e6; }
+table.paper-table tr.measured td.label::before { content: "▶ "; color: #2a6fb0; }
+table.paper-table td.measured { background: #e8f1fb; font-weight: 600; }
+table.paper-table td.not-measured { color: #8a5300; font-weight: 400; font-size: 0.82rem; max-width: 16em; text-align: left; }
+.paper-tag, .rtlab-tag { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 0.85rem; }
+.paper-tag { background: #eee; color: #555; font-style: italic; }
+.rtlab-tag { background: #e8f1fb; color: #1d4f80; font-weight: 600; }
+.missing-figure { border: 1px dashed var(--line); padding: 10px 14px; margin: 16px 0; color: var(--muted); }
+.missing-figure strong { color: var(--ink); }
+"#;
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+/// "2026-11-21 05:57" from an RFC 3339 time.
+fn short_time(rfc3339: &str) -> String {
+    let t = rfc3339.replacen('T', " ", 1);
+    t.get(..16).unwrap_or(&t).to_string()
+}
+
+fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: bool) {
+    let class = if v.met { "met" } else { "not-met" };
+    let who = if labelled { format!(" ({})", escape(&record.label)) } else { String::new() };
+    let _ = writeln!(
+        page,
+        "<div class=\"banner verdict {class}\"><span class=\"word\">{}</span>Requirement{who}: {}<br>{}",
+        v.word(),
+        escape(&record.requirements.join("; ")),
+        escape(&v.summary)
+    );
+    page.push_str("<ul>\n");
+    for c in &v.checks {
+        let measured = match (c.measured_ns, c.margin_ns) {
+            (Some(m), Some(margin)) => format!(
+                "{} µs (margin {} µs), {} samples",
+                rtlab_analysis::units::format_us(m),
+                rtlab_analysis::units::format_us(margin),
+                thousands(c.samples)
+            ),
+            _ => "not measured".into(),
+        };
+        let _ = writeln!(
+            page,
+            "<li>{} {} · {}: {}</li>",
+            if c.met { "✔" } else { "✘" },
+            escape(&c.run_label),
+            escape(&c.requirement.text),
+            escape(&measured)
+        );
+    }
+    page.push_str("</ul>\n");
+    if !v.caveats.is_empty() {
+        let _ = writeln!(page, "<p class=\"muted\">Caveats: {}</p>", escape(&v.caveats.join(" ")));
+    }
+    page.push_str("</div>\n");
+}
+
+fn table_html(page: &mut String, view: &TableView) {
+    let _ = writeln!(page, "<h3 id=\"{}\">{}</h3>", escape(&view.id), escape(&view.title));
+    if let Some(source) = &view.source {
+        let _ = writeln!(page, "<p class=\"source\">{} · values in {}</p>", escape(source), escape(&view.unit));
+    }
+    page.push_str("<div class=\"scroll\"><table class=\"paper-table\">\n<thead><tr>");
+    for c in &view.columns {
+        let _ = write!(page, "<th>{}</th>", escape(&c.text));
+    }
+    page.push_str("</tr></thead>\n<tbody>\n");
+    for row in &view.rows {
+        let measured_row = !row.iter().any(|c| c.kind == CellKind::Paper);
+        page.push_str(if measured_row { "<tr class=\"measured\">" } else { "<tr>" });
+        for (i, cell) in row.iter().enumerate() {
+            let mut classes = vec![match cell.kind {
+                CellKind::Label => "label",
+                CellKind::Paper => "paper",
+                CellKind::Measured => "measured",
+            }];
+            let text = match &cell.not_measured {
+                Some(reason) => {
+                    classes.push("not-measured");
+                    format!("not measured: {reason}")
+                }
+                None => cell.text.clone(),
+            };
+            if i == 0 {
+                classes.push("l");
+            }
+            let _ = write!(page, "<td class=\"{}\">{}</td>", classes.join(" "), escape(&text));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</tbody></table></div>\n");
+    if !view.notes.is_empty() {
+        page.push_str("<ul class=\"notes\">\n");
+        for n in &view.notes {
+            let _ = writeln!(page, "<li>{}</li>", escape(n));
+        }
+        page.push_str("</ul>\n");
+    }
+}
