@@ -104,18 +104,15 @@ pub fn check_same_suite(suites: &[LoadedSuite]) -> Result<(), ReportError> {
 pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError> {
     check_same_suite(suites)?;
     let first = &suites[0].record;
-    let era = if first.suite.paper_era.is_empty() {
-        PUBLISHED.to_string()
-    } else {
-        format!("{PUBLISHED} ({})", first.suite.paper_era)
-    };
+    let labels = display_labels(suites);
     let mut views = Vec::new();
-    for (t, table) in first.tables.iter().enumerate() {
+    for table in &first.tables {
         // The same table of every suite run (matched by id; a suite file edited between runs
         // may lack it).
         let measured: Vec<(&str, Option<&SuiteTable>)> = suites
             .iter()
-            .map(|s| (s.record.label.as_str(), s.record.tables.iter().find(|x| x.spec.id == table.spec.id)))
+            .zip(&labels)
+            .map(|(s, label)| (label.as_str(), s.record.tables.iter().find(|x| x.spec.id == table.spec.id)))
             .collect();
         let spec = &table.spec;
         let unit = spec.unit.symbol().to_string();
@@ -164,11 +161,10 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
             }
         };
         notes.push(format!(
-            "Values in {unit}. Rows or columns marked \"paper\" are {era}; \"rtlab\" rows and the labelled columns \
-             were measured by rtlab{}.",
-            if suites.iter().any(|s| s.record.quick) { " (quick: not the paper's sample counts)" } else { "" }
+            "Values in {unit}. \"paper\": as printed ({PUBLISHED}); \"rtlab\" and the labelled columns: measured \
+             by rtlab{}.",
+            if suites.iter().any(|s| s.record.quick) { ", quick: not the paper's sample counts" } else { "" }
         ));
-        let _ = t;
         views.push(TableView {
             id: spec.id.clone(),
             title: spec.title.clone(),
@@ -180,6 +176,22 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
         });
     }
     Ok(views)
+}
+
+/// The suites' labels, numbered where several suites share one ("stock #1", "stock #2").
+pub fn display_labels(suites: &[LoadedSuite]) -> Vec<String> {
+    let labels: Vec<&str> = suites.iter().map(|s| s.record.label.as_str()).collect();
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if labels.iter().filter(|x| *x == l).count() > 1 {
+                format!("{l} #{}", labels[..=i].iter().filter(|x| *x == l).count())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A view as a plain [`Table`]: cells not measured become "not measured (N)" with the reason
@@ -247,6 +259,9 @@ pub fn terminal_text(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     let first = &suites[0].record;
     let mut out = String::new();
     let _ = writeln!(out, "Suite {}: {}", first.suite.name, first.suite.title);
+    if !first.suite.paper_era.is_empty() {
+        let _ = writeln!(out, "  paper: {PUBLISHED} ({})", first.suite.paper_era);
+    }
     for s in suites {
         let r = &s.record;
         let _ = writeln!(out, "  {}: {} · {}{}", r.label, r.machine, mode_line(r), interrupted_suffix(r));
@@ -352,9 +367,12 @@ pub fn markdown(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     Ok(out)
 }
 
+/// A figure of a suite: its specification, and the figure or why it could not be drawn.
+pub type SuiteFigure = (FigureSpec, Result<Figure, String>);
+
 /// The figures of the suite, drawn from the conditions' runs: one curve per condition (per
 /// suite label and condition in a comparison). A figure with no data is a note instead.
-pub fn suite_figures(suites: &[LoadedSuite]) -> Result<Vec<(FigureSpec, Result<Figure, String>)>, ReportError> {
+pub fn suite_figures(suites: &[LoadedSuite]) -> Result<Vec<SuiteFigure>, ReportError> {
     check_same_suite(suites)?;
     let mut out = Vec::new();
     for spec in &suites[0].record.figures {
@@ -379,7 +397,7 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
             if !run.measurements.iter().any(|m| m.metric == metric) {
                 let gaps = s.record.conditions.iter().find(|c| &c.name == name).map(|c| c.gaps.join("; "));
                 missing.push(match gaps.filter(|g| !g.is_empty()) {
-                    Some(g) => format!("{shown}: not measured: {g}"),
+                    Some(g) => format!("{shown}: {g}"),
                     None => format!("{shown}: the run has no {metric} measurements"),
                 });
                 continue;
@@ -392,13 +410,18 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
         }
     }
     if runs.is_empty() {
-        return Ok(Err(format!("not measured: {}", missing.join("; "))));
-    }
-    if !spec.kind.eq("cumulative") {
-        return Ok(Err(format!("kind {:?} is not drawn in suite reports yet; see the condition reports", spec.kind)));
+        return Ok(Err(format!("Not measured: {}.", join_reasons(&missing))));
     }
     let set = ReportSet { runs, verdict: None };
-    let Some(mut figure) = figures::cumulative_figure(&set, &metric, spec.top_percent)? else {
+    let drawn = match spec.kind.as_str() {
+        "cumulative" => figures::cumulative_figure(&set, &metric, spec.top_percent)?,
+        // The report's own figure of this kind for the metric, every condition in it.
+        kind => {
+            let id = format!("fig-{kind}-{}", figures::slug(&metric));
+            figures::report_figures(&set)?.into_iter().flat_map(|m| m.figures).find(|f| f.id == id)
+        }
+    };
+    let Some(mut figure) = drawn else {
         return Ok(Err("no samples".into()));
     };
     figure.id = spec.id.clone();
@@ -419,9 +442,22 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
         );
     }
     if !missing.is_empty() {
-        let _ = write!(figure.description, " Not drawn: {}.", missing.join("; "));
+        let _ = write!(figure.description, " Not drawn: {}.", join_reasons(&missing));
     }
     Ok(Ok(figure))
+}
+
+/// "who: why" items, those with the same reason joined: "unloaded, loaded: why".
+fn join_reasons(items: &[String]) -> String {
+    let mut grouped: Vec<(Vec<&str>, &str)> = Vec::new();
+    for item in items {
+        let (who, why) = item.split_once(": ").unwrap_or((item.as_str(), ""));
+        match grouped.iter_mut().find(|(_, w)| *w == why) {
+            Some((whos, _)) => whos.push(who),
+            None => grouped.push((vec![who], why)),
+        }
+    }
+    grouped.iter().map(|(whos, why)| format!("{}: {why}", whos.join(", "))).collect::<Vec<_>>().join("; ")
 }
 
 /// The run as one configuration of a figure: named `shown`, holding only `metric`.
@@ -433,6 +469,13 @@ fn figure_run(run: &RunResult, metric: &str, shown: &str) -> RunResult {
     if let Some(first) = run.measurements.first().map(|m| m.scenario.clone()) {
         run.scenarios.retain(|s| s.name == first);
         run.measurements.retain(|m| m.scenario == first);
+    }
+    // A figure of one run names its curve by the scenario: name both as the figure shows it.
+    for s in &mut run.scenarios {
+        s.name = shown.to_string();
+    }
+    for m in &mut run.measurements {
+        m.scenario = shown.to_string();
     }
     run
 }
@@ -574,9 +617,11 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
             match figure {
                 Ok(f) => {
                     let source = spec.source.as_deref().map(|s| format!(" ({})", escape(s))).unwrap_or_default();
+                    let notes: String = spec.notes.iter().map(|n| format!("<li>{}</li>", escape(n))).collect();
+                    let notes = if notes.is_empty() { notes } else { format!("<ul class=\"notes\">{notes}</ul>") };
                     let _ = writeln!(
                         page,
-                        "<figure class=\"rtlab-figure\" id=\"{}\"><figcaption><strong>{}</strong>{}{source}</figcaption>\n{}\n</figure>",
+                        "<figure class=\"rtlab-figure\" id=\"{}\"><figcaption><strong>{}</strong>{}{source}{notes}</figcaption>\n{}\n</figure>",
                         escape(&f.id),
                         escape(&f.title),
                         escape(&f.description),
@@ -689,12 +734,13 @@ fn short_time(rfc3339: &str) -> String {
 fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: bool) {
     let class = if v.met { "met" } else { "not-met" };
     let who = if labelled { format!(" ({})", escape(&record.label)) } else { String::new() };
+    let summary = v.summary.strip_prefix(&format!("{}: ", v.word())).unwrap_or(&v.summary);
     let _ = writeln!(
         page,
         "<div class=\"banner verdict {class}\"><span class=\"word\">{}</span>Requirement{who}: {}<br>{}",
         v.word(),
         escape(&record.requirements.join("; ")),
-        escape(&v.summary)
+        escape(summary)
     );
     page.push_str("<ul>\n");
     for c in &v.checks {
@@ -718,7 +764,11 @@ fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: b
     }
     page.push_str("</ul>\n");
     if !v.caveats.is_empty() {
-        let _ = writeln!(page, "<p class=\"muted\">Caveats: {}</p>", escape(&v.caveats.join(" ")));
+        page.push_str("<p class=\"muted\">Caveats:</p>\n<ul class=\"notes\">\n");
+        for c in &v.caveats {
+            let _ = writeln!(page, "<li>{}</li>", escape(c));
+        }
+        page.push_str("</ul>\n");
     }
     page.push_str("</div>\n");
 }
@@ -763,5 +813,49 @@ fn table_html(page: &mut String, view: &TableView) {
             let _ = writeln!(page, "<li>{}</li>", escape(n));
         }
         page.push_str("</ul>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view_cell(text: &str, kind: CellKind, not_measured: Option<&str>) -> ViewCell {
+        ViewCell { text: text.into(), kind, not_measured: not_measured.map(str::to_string) }
+    }
+
+    #[test]
+    fn not_measured_cells_become_numbered_notes_each_reason_once() {
+        let view = TableView {
+            id: "t".into(),
+            title: "T".into(),
+            source: None,
+            unit: "µs".into(),
+            columns: vec![label_cell("OS"), label_cell("a"), label_cell("b")],
+            rows: vec![
+                vec![label_cell("x (paper)"), paper_cell("1"), paper_cell("2")],
+                vec![
+                    label_cell("y (rtlab)"),
+                    view_cell("not measured", CellKind::Measured, Some("why")),
+                    view_cell("not measured", CellKind::Measured, Some("why")),
+                ],
+                vec![
+                    label_cell("z (rtlab)"),
+                    view_cell("3.0", CellKind::Measured, None),
+                    view_cell("not measured", CellKind::Measured, Some("other")),
+                ],
+            ],
+            notes: vec!["A note.".into()],
+        };
+        let table = plain_table(&view);
+        assert_eq!(table.rows[1], vec!["y (rtlab)", "not measured (1)", "not measured (1)"]);
+        assert_eq!(table.rows[2], vec!["z (rtlab)", "3.0", "not measured (2)"]);
+        assert_eq!(table.notes, vec!["(1) not measured: why", "(2) not measured: other", "A note."]);
+    }
+
+    #[test]
+    fn reasons_shared_by_several_conditions_are_said_once() {
+        let items = ["a: why".to_string(), "b: why".to_string(), "c: other".to_string()];
+        assert_eq!(join_reasons(&items), "a, b: why; c: other");
     }
 }

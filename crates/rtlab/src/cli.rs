@@ -240,6 +240,9 @@ pub struct SuiteArgs {
     /// Print nothing while running
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Check the suite file and print what each condition would run and how long; run nothing
+    #[arg(long)]
+    pub check: bool,
     /// Deterministic simulated clock with this seed for every condition (tests only)
     #[arg(long, hide = true)]
     pub simulate: Option<u64>,

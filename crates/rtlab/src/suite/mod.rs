@@ -11,7 +11,7 @@ use file::{format_duration, Mode, SuiteFile, BUILT_IN};
 
 pub fn cmd_suite(args: &SuiteArgs) -> anyhow::Result<u8> {
     if args.name == "list" {
-        if args.quick || args.long || args.label.is_some() || args.output.is_some() {
+        if args.quick || args.long || args.label.is_some() || args.output.is_some() || args.check {
             return Err(usage("suite list takes no other option"));
         }
         crate::print(&list_text()?)?;
@@ -31,7 +31,45 @@ pub fn cmd_suite(args: &SuiteArgs) -> anyhow::Result<u8> {
     } else {
         Mode::Full
     };
+    if args.check {
+        crate::print(&check_text(&suite, mode)?)?;
+        return Ok(EXIT_OK);
+    }
     run::run_suite(&suite, mode, args)
+}
+
+/// `suite FILE --check`: the file is valid (else exit 2 before this); what would run.
+fn check_text(suite: &SuiteFile, mode: Mode) -> anyhow::Result<String> {
+    let mut text = format!(
+        "Suite {} ({}): valid; {} conditions, {} tables, {} figures; {} in this mode
+",
+        suite.info.name,
+        suite.source,
+        suite.conditions.len(),
+        suite.tables.len(),
+        suite.figures.len(),
+        format_duration(suite.estimate(mode)?)
+    );
+    for c in &suite.conditions {
+        let keys = c.keys(mode);
+        // Presets can be long shell lines: their names are enough here.
+        let shown: Vec<String> = keys
+            .iter()
+            .map(|(k, v)| match (k.as_str(), v.as_table()) {
+                ("presets", Some(t)) => format!("presets {}", t.keys().cloned().collect::<Vec<_>>().join(", ")),
+                _ => format!("{k} = {v}"),
+            })
+            .collect();
+        let needs = if c.needs.is_empty() { String::new() } else { format!("; needs {}", c.needs.join(", ")) };
+        text.push_str(&format!(
+            "  {} ({}): {}{needs}
+",
+            c.name,
+            c.title,
+            shown.join(", ")
+        ));
+    }
+    Ok(text)
 }
 
 /// The built-in suites: name, conditions, full and --quick durations, title.

@@ -71,6 +71,8 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         let run_args = c.run_args(mode, base).map_err(|e| e.context(format!("suite {}", suite.source)))?;
         let plan = match RunPlan::from_args(&run_args, &host.online_cpus, &host.hostname, now) {
             Ok(plan) => Ok(plan),
+            // A load's program missing here: the file was checked, this is the machine.
+            Err(e) if super::file::is_missing_program(&errors::one_line(&e)) => Err(errors::one_line(&e)),
             Err(e) if exit_code_of(&e) == EXIT_USAGE => {
                 return Err(e.context(format!("suite {}: condition {:?}", suite.source, c.name)))
             }

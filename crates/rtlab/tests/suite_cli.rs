@@ -1,0 +1,440 @@
+//! `rtlab suite`: the suite files of the repository, the checks of a suite file, `suite
+//! list`, a suite run end to end on the simulated clock (suite.json's structure, and every
+//! table value against the statistic computed here from the conditions' run.json), the
+//! comparison of two suite directories, and SIGINT during a suite.
+
+mod common;
+
+use common::{read_json, redact, rtlab, rtlab_path};
+use rtlab_analysis::{percentile, HistogramEncoding, LatencyHistogram};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn suite_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repository().join("suites"))
+        .expect("suites/ at the repository root")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_suite_file_of_the_repository_is_valid_and_built_in() {
+    let files = suite_files();
+    assert!(!files.is_empty());
+    let list = rtlab().args(["suite", "list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(0));
+    let list = String::from_utf8(list.stdout).unwrap();
+    for file in files {
+        // --check parses the file and checks every table column (condition, metric,
+        // statistic, paper values per column), every figure and every condition's experiment.
+        for mode in [&[][..], &["--quick"][..]] {
+            let out = rtlab().args(["suite"]).arg(&file).arg("--check").args(mode).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+        }
+        let name = file.file_stem().unwrap().to_str().unwrap();
+        assert!(
+            list.lines().any(|l| l.starts_with(&format!("{name} "))),
+            "{name} is not in crates/rtlab/src/suite/file.rs BUILT_IN:\n{list}"
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(&format!("name = \"{name}\"")), "{name}: [suite] name is the file's name");
+        let docs = repository().join("docs/suites").join(format!("{name}.md"));
+        assert!(docs.is_file(), "{} is missing", docs.display());
+    }
+}
+
+#[test]
+fn suite_list_names_conditions_and_durations() {
+    let out = rtlab().args(["suite", "list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let akamina = text.lines().find(|l| l.starts_with("akamina-2004 ")).expect("akamina-2004 listed");
+    // 2 conditions x 1,500,000 samples at 100 Hz; --quick 2 x 10,000 samples + the load's 2 s settle.
+    assert!(akamina.contains("unloaded, loaded") && akamina.contains("8 h 20 min") && akamina.contains("3 min 22 s"));
+    // The header and this suite's line (other suites add their own lines).
+    let mine: Vec<&str> = text.lines().filter(|l| l.starts_with("NAME ") || l.starts_with("akamina-2004 ")).collect();
+    insta::assert_snapshot!("suite_list_akamina", mine.join("\n"));
+}
+
+const SUITE: &str = r#"
+[suite]
+name = "mini"
+title = "A two-condition suite"
+paper = "Nobody, A paper (1999)."
+paper_era = "1999, a toaster"
+
+[experiment]
+probe = "timer"
+interval = "1ms"
+cpus = "0,1"
+require = ["timer max < 1s"]
+
+[[condition]]
+name = "quiet"
+title = "Without loading"
+samples = 3000
+needs = ["split"]
+
+[[condition]]
+name = "busy"
+title = "Also without loading"
+samples = 2000
+quick = { samples = 500 }
+
+[[table]]
+id = "table-a"
+title = "Table A - by configuration"
+row_header = "OS"
+columns = [
+  { title = "Max quiet", condition = "quiet", metric = "timer", statistic = "max" },
+  { title = "p99.9 busy", condition = "busy", metric = "timer.latency", statistic = "p99.9" },
+  { title = "Range quiet", condition = "quiet", metric = "timer", statistic = "range(p1.5,p98.5)" },
+  { title = "Mean busy", condition = "busy", metric = "timer", statistic = "mean" },
+  { title = "Count quiet", condition = "quiet", metric = "timer", statistic = "count" },
+  { title = "t1 quiet", condition = "quiet", metric = "timer.irq", statistic = "max" },
+]
+paper_rows = [
+  { label = "Old kernel", values = ["104", "48", "12 – 14", "", "1500000", "8.5"] },
+]
+notes = ["A note."]
+
+[[table]]
+id = "table-b"
+title = "Table B - by setting"
+row_header = "Statistic"
+unit = "ns"
+columns = [
+  { title = "CPU 0", condition = "quiet", metric = "timer", where = { cpu = 0 } },
+  { title = "CPU 1", condition = "quiet", metric = "timer", where = { cpu = 1 } },
+]
+rows = [
+  { title = "min", statistic = "min", paper = ["28", "30"] },
+  { title = "max", statistic = "max", paper = ["32", "38"] },
+]
+
+[[figure]]
+id = "fig-1"
+title = "Figure 1 - Curves"
+kind = "cumulative"
+metric = "timer"
+conditions = ["quiet", "busy"]
+bin_width = "2us"
+bin_count = 2500
+
+[[figure]]
+id = "fig-2"
+title = "Figure 2 - t1"
+kind = "cumulative"
+metric = "timer.irq"
+conditions = ["quiet"]
+top_percent = 2
+"#;
+
+fn write_suite(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("mini.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs the suite file on the simulated clock into `out`; returns the exit code and stdout.
+fn run_simulated(file: &Path, out: &Path, label: &str, seed: &str, extra: &[&str]) -> (i32, String) {
+    let output = rtlab()
+        .args(["suite"])
+        .arg(file)
+        .args(["--simulate", seed, "--label", label, "--output"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+}
+
+/// All CPUs of one metric of one run.json: merged histogram and the exact sums.
+struct Distribution {
+    histogram: LatencyHistogram,
+    count: u64,
+    min: i64,
+    max: i64,
+    sum: f64,
+}
+
+fn distribution(run: &Value, metric: &str, cpu: Option<u64>) -> Distribution {
+    let mut d = Distribution {
+        histogram: LatencyHistogram::new(rtlab_analysis::DEFAULT_MAX_NS).unwrap(),
+        count: 0,
+        min: i64::MAX,
+        max: i64::MIN,
+        sum: 0.0,
+    };
+    for m in run["measurements"].as_array().unwrap() {
+        if m["metric"] != metric || cpu.is_some_and(|c| m["cpu"] != c) {
+            continue;
+        }
+        let encoding: HistogramEncoding = serde_json::from_value(m["histogram"].clone()).unwrap();
+        d.histogram.merge(&LatencyHistogram::decode(&encoding).unwrap()).unwrap();
+        d.count += m["count"].as_u64().unwrap();
+        d.min = d.min.min(m["summary"]["min"].as_i64().unwrap());
+        d.max = d.max.max(m["summary"]["max"].as_i64().unwrap());
+        d.sum += m["moments"]["sum"].as_f64().unwrap();
+    }
+    assert!(d.count > 0, "{metric} measured");
+    d
+}
+
+fn nearest_rank(d: &Distribution, p: f64) -> i64 {
+    percentile(&d.histogram, p / 100.0).unwrap().clamp(d.min, d.max)
+}
+
+#[test]
+fn a_suite_runs_end_to_end_and_its_tables_are_the_runs_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_suite(tmp.path(), SUITE);
+    let out = tmp.path().join("suite");
+    let (code, stdout) = run_simulated(&file, &out, "sim", "3", &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("Table A - by configuration") && stdout.contains("Report: "), "{stdout}");
+
+    let suite = read_json(&out.join("suite.json"));
+    assert_eq!(suite["schema"], "rtlab.suite/1");
+    assert_eq!(suite["suite"]["name"], "mini");
+    assert_eq!((suite["label"].as_str(), suite["quick"].as_bool()), (Some("sim"), Some(false)));
+    assert_eq!(suite["interrupted"], false);
+    assert_eq!(suite["file_text"], SUITE);
+    assert!(out.join("report.html").is_file());
+    let conditions = suite["conditions"].as_array().unwrap();
+    assert_eq!(conditions.len(), 2);
+    for (c, name) in conditions.iter().zip(["quiet", "busy"]) {
+        assert_eq!(c["name"], name);
+        assert_eq!(c["status"], "done");
+        assert_eq!(c["directory"], name);
+        assert_eq!(c["run_label"], format!("sim-{name}"));
+        let run = read_json(&out.join(name).join("run.json"));
+        assert_eq!(run["label"], format!("sim-{name}"));
+        assert!(out.join(name).join("report.html").is_file());
+    }
+    assert_eq!(conditions[0]["needs"][0], "split");
+    assert!(conditions[0]["gaps"][0].as_str().unwrap().contains("timer.irq"));
+    assert!(suite["verdict"]["met"].as_bool().unwrap());
+
+    // Table A: every value from the runs' run.json.
+    let quiet = read_json(&out.join("quiet/run.json"));
+    let busy = read_json(&out.join("busy/run.json"));
+    let (q, b) = (distribution(&quiet, "timer.latency", None), distribution(&busy, "timer.latency", None));
+    assert_eq!(q.count, 6000, "3000 samples on each of 2 CPUs");
+    let table = &suite["tables"][0];
+    assert_eq!(table["spec"]["id"], "table-a");
+    let values = &table["measured"]["values"][0];
+    assert_eq!(table["measured"]["label"], "sim");
+    assert_eq!(values[0], serde_json::json!({"kind": "time", "ns": q.max}));
+    assert_eq!(values[1], serde_json::json!({"kind": "time", "ns": nearest_rank(&b, 99.9)}));
+    assert_eq!(
+        values[2],
+        serde_json::json!({"kind": "range", "from_ns": nearest_rank(&q, 1.5), "to_ns": nearest_rank(&q, 98.5)})
+    );
+    assert_eq!(values[3], serde_json::json!({"kind": "time", "ns": (b.sum / b.count as f64).round() as i64}));
+    assert_eq!(values[4], serde_json::json!({"kind": "count", "count": q.count}));
+    assert_eq!(values[5]["kind"], "not_measured");
+    assert!(values[5]["reason"].as_str().unwrap().contains("interrupt/activation split"), "{}", values[5]);
+
+    // Table B (settings layout): one row per statistic, a CPU per column.
+    let table = &suite["tables"][1];
+    for (row, statistic) in [(0, "min"), (1, "max")] {
+        for cpu in [0u64, 1] {
+            let d = distribution(&quiet, "timer.latency", Some(cpu));
+            let expected = if statistic == "min" { d.min } else { d.max };
+            assert_eq!(
+                table["measured"]["values"][row][cpu as usize],
+                serde_json::json!({"kind": "time", "ns": expected})
+            );
+        }
+    }
+
+    // The report: the paper's rows and ours, the figures, t1 not measured.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Old kernel (paper)") && html.contains("sim (rtlab)"));
+    assert!(html.contains("published figures: other hardware and era"));
+    assert!(html.contains("id=\"fig-1\"") && html.contains("<svg"));
+    assert!(html.contains("not measured: needs the interrupt/activation split"));
+    assert!(html.contains("href=\"quiet/report.html\""));
+    assert!(!html.contains("quick: durations scaled down"));
+
+    // `rtlab report SUITE_DIR` writes the same page again from suite.json and the runs.
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    let again = rtlab().arg("report").arg(&out).output().unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(std::fs::read_to_string(out.join("report.html")).unwrap(), html);
+}
+
+#[test]
+fn quick_uses_the_quick_keys_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_suite(tmp.path(), SUITE);
+    let out = tmp.path().join("suite");
+    let (code, stdout) = run_simulated(&file, &out, "sim", "3", &["--quick"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("quick: durations scaled down, not the paper's sample counts"), "{stdout}");
+    let suite = read_json(&out.join("suite.json"));
+    assert_eq!(suite["quick"], true);
+    let busy = read_json(&out.join("busy/run.json"));
+    assert_eq!(busy["experiment"]["samples_per_cpu"], 500, "busy's quick keys");
+    let quiet = read_json(&out.join("quiet/run.json"));
+    assert_eq!(quiet["experiment"]["samples_per_cpu"], 3000, "quiet is short: no quick keys");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Quick: durations scaled down, not the paper&#39;s sample counts"));
+}
+
+#[test]
+fn suite_tables_markdown_snapshot_and_compare_gives_one_row_per_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_suite(tmp.path(), SUITE);
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    assert_eq!(run_simulated(&file, &a, "kernel-a", "3", &["-q"]).0, 0);
+    assert_eq!(run_simulated(&file, &b, "kernel-b", "4", &["-q"]).0, 0);
+
+    let md = rtlab().arg("report").arg(&a).args(["--format", "md"]).output().unwrap();
+    assert_eq!(md.status.code(), Some(0));
+    insta::assert_snapshot!("suite_report_md_simulate_3", redact(&String::from_utf8(md.stdout).unwrap(), tmp.path()));
+
+    let compare = rtlab().arg("compare").arg(&a).arg(&b).args(["--format", "md"]).output().unwrap();
+    assert_eq!(compare.status.code(), Some(0));
+    let text = String::from_utf8(compare.stdout).unwrap();
+    let table_a: Vec<&str> = text
+        .split("## Table A")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .collect::<Vec<_>>();
+    // Header, alignment, the paper's row, one row per label in the order given.
+    assert_eq!(table_a.len(), 5, "{text}");
+    assert!(table_a[2].starts_with("| Old kernel (paper) |"));
+    assert!(table_a[3].starts_with("| **kernel-a (rtlab)** |"));
+    assert!(table_a[4].starts_with("| **kernel-b (rtlab)** |"));
+    // Settings layout: the paper's column, then one per label.
+    assert!(
+        text.contains("| Statistic | CPU 0 (paper) | CPU 0 (kernel-a) | CPU 0 (kernel-b) | CPU 1 (paper) |"),
+        "{text}"
+    );
+
+    // HTML: written to --output, both labels, links to every condition's report.
+    let page = tmp.path().join("cmp.html");
+    let html = rtlab().arg("compare").arg(&a).arg(&b).arg("-o").arg(&page).output().unwrap();
+    assert_eq!(html.status.code(), Some(0));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("kernel-a (rtlab)") && html.contains("kernel-b (rtlab)"));
+    assert!(html.contains("/b/busy/report.html"));
+
+    // A suite directory and a results directory together: exit 2, saying what to give.
+    let mixed = rtlab().arg("compare").arg(&a).arg(a.join("quiet")).output().unwrap();
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&mixed.stderr).contains("is not a suite directory"));
+    // The condition directories are ordinary results directories.
+    let runs = rtlab().arg("compare").arg(a.join("quiet")).arg(b.join("quiet")).args(["-f", "md"]).output().unwrap();
+    assert_eq!(runs.status.code(), Some(0));
+}
+
+#[test]
+fn malformed_suite_files_exit_2_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (SUITE.replace("interval = \"1ms\"", "intervall = \"1ms\""), "unknown field `intervall`"),
+        (
+            SUITE.replace("statistic = \"p99.9\"", "statistic = \"p100\""),
+            "column 2 (\"p99.9 busy\"): statistic \"p100\"",
+        ),
+        (
+            SUITE.replace(
+                "condition = \"busy\", metric = \"timer.latency\"",
+                "condition = \"bsy\", metric = \"timer.latency\"",
+            ),
+            "condition \"bsy\" is not a condition",
+        ),
+        (SUITE.replace("\"\", \"1500000\"", "\"1500000\""), "has 5 values for 6 columns"),
+        (SUITE.replace("needs = [\"split\"]", "needs = [\"warp\"]"), "needs: \"warp\" is not a capability"),
+        (
+            SUITE.replace("kind = \"cumulative\"\nmetric = \"timer\"", "kind = \"pie\"\nmetric = \"timer\""),
+            "kind \"pie\"",
+        ),
+        (SUITE.replace("quick = { samples = 500 }", "quick = { samples = 500, label = \"x\" }"), "quick.label"),
+        (
+            SUITE.replace("samples = 2000\n", "samples = 200000\n").replace("quick = { samples = 500 }", ""),
+            "no `quick` keys",
+        ),
+        (SUITE.replace("[suite]", "[suite]\nname2 = 1"), "unknown field `name2`"),
+        ("[suite\nname = 1".to_string(), "line 1"),
+    ];
+    for (text, expected) in cases {
+        let file = write_suite(tmp.path(), &text);
+        let out = rtlab().arg("suite").arg(&file).arg("--check").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{expected}: {stderr}");
+        assert!(stderr.starts_with("rtlab: error: suite ") && stderr.contains(expected), "{expected}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    }
+    let unknown = rtlab().args(["suite", "no-such-suite"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    let long = rtlab().arg("suite").arg(write_suite(tmp.path(), SUITE)).arg("--long").output().unwrap();
+    assert_eq!(long.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&long.stderr).contains("has no long variant"));
+}
+
+#[test]
+fn a_condition_that_cannot_run_fails_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = SUITE.replace("samples = 2000\n", "samples = 2000\nload = \"exec:argv=rtlab-no-such-program\"\n");
+    let file = write_suite(tmp.path(), &text);
+    let out = tmp.path().join("suite");
+    let output = rtlab().arg("suite").arg(&file).args(["--simulate", "3", "-q", "-o"]).arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("busy") && stderr.contains("rtlab-no-such-program"), "{stderr}");
+    let suite = read_json(&out.join("suite.json"));
+    assert_eq!(suite["conditions"][0]["status"], "done");
+    assert_eq!(suite["conditions"][1]["status"], "failed");
+    assert!(suite["conditions"][1]["reason"].as_str().unwrap().contains("rtlab-no-such-program"));
+    let busy_cell = &suite["tables"][0]["measured"]["values"][0][1];
+    assert_eq!(busy_cell["kind"], "not_measured");
+    assert!(busy_cell["reason"].as_str().unwrap().starts_with("the condition failed"));
+    assert!(out.join("report.html").is_file());
+}
+
+#[test]
+fn sigint_keeps_the_conditions_measured_and_marks_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Real runs (no --simulate): 4 s each, SIGINT during the first.
+    let text = SUITE.replace("samples = 3000", "duration = \"4s\"").replace("samples = 2000", "duration = \"4s\"");
+    let file = write_suite(tmp.path(), &text);
+    let out = tmp.path().join("suite");
+    let mut child = std::process::Command::new(rtlab_path())
+        .arg("suite")
+        .arg(&file)
+        .args(["-q", "--label", "int", "-o"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // kill(1) sends SIGINT to the child this test started, by its id.
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130));
+    let suite = read_json(&out.join("suite.json"));
+    assert_eq!(suite["interrupted"], true);
+    assert_eq!(suite["conditions"][0]["status"], "incomplete");
+    assert_eq!(suite["conditions"][1]["status"], "not-run");
+    assert_eq!(read_json(&out.join("quiet/run.json"))["interrupted"], true);
+    assert!(!out.join("busy/run.json").exists());
+    let cell = &suite["tables"][0]["measured"]["values"][0][1];
+    assert!(cell["reason"].as_str().unwrap().contains("interrupted"), "{cell}");
+}
