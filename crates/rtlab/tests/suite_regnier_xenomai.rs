@@ -1,0 +1,223 @@
+//! The suites `regnier-2008` and `xenomai-rtai` (suites/*.toml, docs/suites/*.md): their
+//! structure only. Each file passes `rtlab suite --check` in every mode it has, its quick mode
+//! fits the 5-minute budget, its experiments are the papers' (rates, periods, durations,
+//! loads), and its tables carry the papers' values exactly as printed. Nothing is measured
+//! here: the suites' real-time runs take minutes and their numbers are the machine's.
+
+mod common;
+
+use common::rtlab;
+use std::path::{Path, PathBuf};
+
+fn suite_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites").join(format!("{name}.toml"))
+}
+
+fn suite(name: &str) -> toml::Table {
+    let text = std::fs::read_to_string(suite_file(name)).expect("the suite file exists");
+    toml::from_str(&text).expect("the suite file is TOML")
+}
+
+/// `rtlab suite FILE --check [mode]`: exit code and stdout.
+fn check(name: &str, mode: Option<&str>) -> (Option<i32>, String) {
+    let out = rtlab().arg("suite").arg(suite_file(name)).arg("--check").args(mode).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+/// Seconds of "... ; 2 min 5 s in this mode" (format_duration's "h", "min", "s" parts).
+fn estimate_s(check_output: &str) -> u64 {
+    let line = check_output.lines().next().unwrap_or_default();
+    let text = line.rsplit("; ").next().unwrap_or_default().trim_end_matches(" in this mode");
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut seconds = 0;
+    for pair in words.chunks(2) {
+        let n: u64 = pair[0].parse().unwrap_or_else(|_| panic!("not a duration: {line}"));
+        seconds += n * match pair[1] {
+            "h" => 3600,
+            "min" => 60,
+            "s" => 1,
+            other => panic!("unit {other} in {line}"),
+        };
+    }
+    seconds
+}
+
+fn condition<'a>(suite: &'a toml::Table, name: &str) -> &'a toml::Table {
+    suite["condition"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_table())
+        .find(|c| c["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("condition {name}"))
+}
+
+fn table<'a>(suite: &'a toml::Table, id: &str) -> &'a toml::Table {
+    suite["table"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_table())
+        .find(|t| t["id"].as_str() == Some(id))
+        .unwrap_or_else(|| panic!("table {id}"))
+}
+
+fn strings(value: &toml::Value) -> Vec<String> {
+    value.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+/// (metric, statistic) of every column.
+fn columns(table: &toml::Table) -> Vec<(String, String, String)> {
+    table["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let c = c.as_table().unwrap();
+            let get = |k: &str| c[k].as_str().unwrap().to_string();
+            (get("condition"), get("metric"), get("statistic"))
+        })
+        .collect()
+}
+
+#[test]
+fn both_suites_pass_the_check_in_every_mode_and_quick_fits_five_minutes() {
+    for name in ["regnier-2008", "xenomai-rtai"] {
+        let (code, full) = check(name, None);
+        assert_eq!(code, Some(0), "{name}: {full}");
+        let (code, quick) = check(name, Some("--quick"));
+        assert_eq!(code, Some(0), "{name} --quick: {quick}");
+        // Measuring and settle time; rtlab's set-up and saving add seconds per condition.
+        assert!(estimate_s(&quick) <= 4 * 60, "{name} --quick takes {} s", estimate_s(&quick));
+        assert!(estimate_s(&quick) < estimate_s(&full), "{name}: --quick is shorter than full");
+    }
+    let (code, long) = check("regnier-2008", Some("--long"));
+    assert_eq!(code, Some(0), "{long}");
+    // 10 minutes unloaded, 14 hours under load, 5 s settle (shown to the minute past an hour).
+    assert_eq!(estimate_s(&long), 14 * 3600 + 10 * 60);
+    // The xenomai-rtai paper has no long run.
+    let (code, out) = check("xenomai-rtai", Some("--long"));
+    assert_eq!(code, Some(2), "{out}");
+}
+
+#[test]
+fn regnier_measures_network_events_at_20_hz_for_ten_minutes_without_and_with_load() {
+    let s = suite("regnier-2008");
+    let experiment = s["experiment"].as_table().unwrap();
+    assert_eq!(experiment["probe"].as_str(), Some("net"));
+    assert_eq!(experiment["rate"].as_str(), Some("20"));
+    assert_eq!(experiment["raw"].as_bool(), Some(true), "Figures 5-7 plot every event");
+    let without = condition(&s, "without-load");
+    let with = condition(&s, "with-load");
+    assert_eq!(without["load"].as_str(), Some("idle"));
+    assert_eq!(with["load"].as_str(), Some("regnier"));
+    for c in [without, with] {
+        assert_eq!(c["duration"].as_str(), Some("10m"));
+        assert_eq!(c["quick"]["duration"].as_str(), Some("1m"), "the paper's one-minute window");
+    }
+    assert_eq!(with["long"]["duration"].as_str(), Some("14h"));
+    assert!(!without.contains_key("long"), "only the loaded run is the 14-hour one");
+}
+
+#[test]
+fn regnier_table_1_is_experiment_1_as_printed() {
+    let s = suite("regnier-2008");
+    let stats = ["mean", "stddev", "min", "max"];
+    // Table 1, rows "Exp. 1", per platform: (no load: L_irq Mean SD Min Max, L_act ...),
+    // (load: ...), exactly as the paper prints them.
+    let printed: [(&str, [&str; 8], [&str; 8]); 4] = [
+        (
+            "Linux Std",
+            ["8.9", "0.3", "8.7", "18.4", "4.6", "0.4", "4.4", "16.2"],
+            ["10.4", "1.9", "8.8", "67.7", "37.3", "48.2", "4.6", "617.5"],
+        ),
+        (
+            "Linux Prt ",
+            ["21.5", "1.7", "20.3", "45.1", "2.1", "0.2", "1.2", "9.4"],
+            ["58.5", "26.4", "17.2", "245.9", "3.8", "2.8", "1.1", "27.4"],
+        ),
+        (
+            "Linux PrtND",
+            ["8.9", "0.2", "8.8", "16.7", "5.3", "0.3", "5.0", "13.1"],
+            ["10.6", "1.6", "8.9", "35.8", "8.0", "2.0", "5.2", "31.0"],
+        ),
+        (
+            "Linux Xen",
+            ["9.0", "0.1", "8.8", "11.1", "2.1", "0.5", "1.8", "8.4"],
+            ["10.2", "0.1", "8.8", "20.8", "8.7", "0.3", "1.8", "18.7"],
+        ),
+    ];
+    for (id, condition_name, load) in [("table-1-no-load", "without-load", 0), ("table-1-load", "with-load", 1)] {
+        let t = table(&s, id);
+        let expected_columns: Vec<(String, String, String)> = ["net.delivery", "net.activation"]
+            .iter()
+            .flat_map(|m| stats.iter().map(move |st| (condition_name.to_string(), m.to_string(), st.to_string())))
+            .collect();
+        assert_eq!(columns(t), expected_columns, "{id}: L_irq then L_act, Mean SD Min Max");
+        let rows = t["paper_rows"].as_array().unwrap();
+        assert_eq!(rows.len(), printed.len());
+        for (row, (platform, no, yes)) in rows.iter().zip(printed) {
+            let row = row.as_table().unwrap();
+            assert!(row["label"].as_str().unwrap().starts_with(platform), "{id}: {row:?}");
+            let values = strings(&row["values"]);
+            assert_eq!(values, if load == 0 { no.to_vec() } else { yes.to_vec() }, "{id}: {platform}");
+        }
+    }
+}
+
+#[test]
+fn regnier_figures_are_time_series_and_log_histograms() {
+    let s = suite("regnier-2008");
+    let figures: Vec<(String, String, String)> = s["figure"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let f = f.as_table().unwrap();
+            (f["id"].as_str().unwrap().into(), f["kind"].as_str().unwrap().into(), f["metric"].as_str().unwrap().into())
+        })
+        .collect();
+    let expect = |id: &str, kind: &str, metric: &str| (id.to_string(), kind.to_string(), metric.to_string());
+    assert_eq!(
+        figures,
+        [
+            expect("fig-5-6", "timeseries", "net.delivery"),
+            expect("fig-5-7", "timeseries", "net.activation"),
+            expect("fig-9-irq", "histogram", "net.delivery"),
+            expect("fig-9-act", "histogram", "net.activation"),
+        ]
+    );
+}
+
+#[test]
+fn xenomai_rtai_measures_1_ms_events_and_a_100_us_task_under_io_and_cpu_load() {
+    let s = suite("xenomai-rtai");
+    let experiment = s["experiment"].as_table().unwrap();
+    assert_eq!(experiment["load"].as_str(), Some("io-cpu"));
+    assert_eq!(experiment["presets"]["io-cpu"].as_str(), Some("ping-flood+disk+cpu"));
+    let interrupt = condition(&s, "interrupt");
+    assert_eq!(interrupt["probe"].as_str(), Some("net"));
+    assert_eq!(interrupt["rate"].as_str(), Some("1khz"));
+    assert_eq!(interrupt["duration"].as_str(), Some("1m"));
+    let periodic = condition(&s, "periodic");
+    assert_eq!(periodic["probe"].as_str(), Some("timer"));
+    assert_eq!(periodic["interval"].as_str(), Some("100us"));
+    assert_eq!(periodic["samples"].as_integer(), Some(600_000), "one minute at 100 µs");
+
+    let t = table(&s, "latency-table");
+    let cols = columns(t);
+    assert!(cols.iter().any(|(c, m, _)| c == "interrupt" && m == "net.delivery"));
+    assert!(cols.iter().any(|(c, m, _)| c == "periodic" && m == "timer.latency"));
+    // The paper prints no latency values, only two statements; nothing else is filled in.
+    let filled: Vec<String> = t["paper_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| strings(&r.as_table().unwrap()["values"]))
+        .filter(|v| !v.is_empty())
+        .collect();
+    assert_eq!(filled, ["95 % below RT preempt", "95 % below RT preempt", "nearly all < 2"]);
+    for f in s["figure"].as_array().unwrap() {
+        assert_eq!(f["kind"].as_str(), Some("histogram"), "the paper's figures are histograms");
+    }
+}
