@@ -17,8 +17,10 @@ use std::path::Path;
 /// one line here (tests/suite_cli.rs checks that every file of `suites/` is listed).
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("akamina-2004", include_str!("../../../../suites/akamina-2004.toml")),
+    ("regnier-2008", include_str!("../../../../suites/regnier-2008.toml")),
     ("dodiu-2010", include_str!("../../../../suites/dodiu-2010.toml")),
     ("dankwardt-2002", include_str!("../../../../suites/dankwardt-2002.toml")),
+    ("xenomai-rtai", include_str!("../../../../suites/xenomai-rtai.toml")),
 ];
 
 /// Capabilities a condition may need (`needs = [...]`), and why this rtlab lacks them.
