@@ -711,7 +711,7 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
 }
 
 /// The warnings of the conditions' runs, each once: a warning every run of a suite carries
-/// (the host's: a virtual machine, no isolated CPU) under "every condition", the others
+/// (the host's: a virtual machine, no isolated CPU) under "All conditions", the others
 /// under their condition. Pairs of (whom it concerns, warning).
 fn qualifying_warnings(suites: &[LoadedSuite]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
@@ -733,7 +733,7 @@ fn qualifying_warnings(suites: &[LoadedSuite]) -> Vec<(String, String)> {
         };
         for (_, ws) in &per_condition {
             for w in ws.iter().filter(|w| everywhere(w)) {
-                push(label("every condition"), w);
+                push(label("All conditions"), w);
             }
         }
         for (name, ws) in &per_condition {
