@@ -749,17 +749,16 @@ fn qualifying_warnings(suites: &[LoadedSuite]) -> Vec<(String, String)> {
 /// configuration per row) or columns (one setting per row) or absent, and this machine's
 /// rows or columns are "rtlab" or named by the suite labels.
 fn tables_intro(suites: &[LoadedSuite], views: &[TableView]) -> String {
-    let layouts: Vec<Layout> = suites
-        .first()
-        .map(|s| s.record.tables.iter().map(|t| t.spec.layout()).collect())
-        .unwrap_or_default();
+    let layouts: Vec<Layout> =
+        suites.first().map(|s| s.record.tables.iter().map(|t| t.spec.layout()).collect()).unwrap_or_default();
     let has_paper = |layout: Layout| {
-        views.iter().zip(&layouts).any(|(v, l)| *l == layout && v.rows.iter().flatten().any(|c| c.kind == CellKind::Paper))
+        views
+            .iter()
+            .zip(&layouts)
+            .any(|(v, l)| *l == layout && v.rows.iter().flatten().any(|c| c.kind == CellKind::Paper))
     };
-    let labels: Vec<String> = display_labels(suites)
-        .iter()
-        .map(|l| format!("<span class=\"rtlab-tag\">({})</span>", escape(l)))
-        .collect();
+    let labels: Vec<String> =
+        display_labels(suites).iter().map(|l| format!("<span class=\"rtlab-tag\">({})</span>", escape(l))).collect();
     let mut parts = Vec::new();
     if layouts.contains(&Layout::Configurations) {
         parts.push(format!(
