@@ -32,10 +32,13 @@ pub fn metric_title(metric: &str) -> String {
         "sweep.delivery" => "Sweep delivery latency (all rates)",
         "sweep.activation" => "Sweep activation latency (all rates)",
         other => {
+            if let Some(task) = other.strip_prefix("taskset.").and_then(|m| m.strip_suffix(".response")) {
+                return format!("Response time of task {task}");
+            }
             return match other.strip_suffix(".latency").filter(|probe| probe.starts_with("ipc:")) {
                 Some(probe) => format!("{probe} wake-up latency"),
                 None => other.to_string(),
-            }
+            };
         }
     };
     title.to_string()
@@ -336,7 +339,9 @@ impl Exporter for TerminalSummary {
             if let Some(a) = &scenario.activity {
                 let _ = writeln!(out, "Activity: {}", activity_line(a));
             }
-            if let Some(x) = &sd.exceedance {
+            // The exceedance interval assumes one stream of samples at a steady rate; a task
+            // set's jobs are several tasks at their own periods, so it means nothing there.
+            if let Some(x) = sd.exceedance.as_ref().filter(|_| run.taskset.is_none()) {
                 let _ = writeln!(
                     out,
                     "Exceedance: one sample in 100,000 exceeds the p99.999 threshold of {} µs; at {} samples/s (all CPUs) that is once every {}.",
@@ -537,6 +542,13 @@ mod tests {
         assert_eq!(format_period(304_000_000), "304 ms");
         assert_eq!(format_period(50_000), "50 µs");
         assert_eq!(format_period(1_500_000_000), "1.5 s");
+    }
+
+    #[test]
+    fn task_set_response_metrics_are_titled_by_task() {
+        assert_eq!(metric_title("taskset.control.response"), "Response time of task control");
+        assert_eq!(metric_title("taskset.a.b.response"), "Response time of task a.b");
+        assert_eq!(metric_title("ipc:futex.latency"), "ipc:futex wake-up latency");
     }
 
     #[test]
