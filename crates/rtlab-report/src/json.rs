@@ -35,6 +35,49 @@ struct SummaryDocument<'a> {
     warnings: &'a [Distortion],
     /// Against the requirements given to `rtlab run --require`; null without them.
     verdict: Option<&'a crate::verdict::Verdict>,
+    /// `rtlab run --taskset`: the jobs and their deadlines; null for a probe run.
+    taskset: Option<TasksetSummary<'a>>,
+}
+
+/// A task-set run in brief: totals over every task and scenario, then one entry per task
+/// and scenario. The whole record is run.json's "taskset".
+#[derive(Serialize)]
+struct TasksetSummary<'a> {
+    jobs_released: u64,
+    deadline_misses: u64,
+    tasks: Vec<TaskSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct TaskSummary<'a> {
+    name: &'a str,
+    scenario: &'a str,
+    jobs: u64,
+    misses: u64,
+    worst_response_ns: Option<i64>,
+    /// The response-time analysis' bound R; null when the analysis gives none.
+    analysed_response_ns: Option<u64>,
+    exceeds_analysis: bool,
+}
+
+fn taskset_summary(taskset: &crate::taskset_run::TasksetRun) -> TasksetSummary<'_> {
+    TasksetSummary {
+        jobs_released: taskset.results.iter().map(|r| r.jobs_released).sum(),
+        deadline_misses: taskset.results.iter().map(|r| r.deadline_misses).sum(),
+        tasks: taskset
+            .results
+            .iter()
+            .map(|r| TaskSummary {
+                name: &r.task,
+                scenario: &r.scenario,
+                jobs: r.jobs_released,
+                misses: r.deadline_misses,
+                worst_response_ns: r.worst_response_ns,
+                analysed_response_ns: r.analysed_response_ns,
+                exceeds_analysis: r.exceeds_analysis,
+            })
+            .collect(),
+    }
 }
 
 #[derive(Serialize)]
@@ -79,6 +122,7 @@ impl Exporter for JsonSummary {
             conclusion: digest.conclusion,
             warnings: &run.warnings,
             verdict: run.verdict.as_ref(),
+            taskset: run.taskset.as_ref().map(taskset_summary),
         };
         let mut text = serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Encode(e.to_string()))?;
         text.push('\n');

@@ -138,18 +138,27 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
                 (columns, rows)
             }
             Layout::Settings => {
+                // A paper column only where the paper printed a value in some row: an empty
+                // column says nothing, and the paper may print only some statistics.
+                let has_paper: Vec<bool> = (0..spec.columns.len())
+                    .map(|c| spec.rows.iter().any(|r| r.paper.get(c).is_some_and(|v| !v.trim().is_empty())))
+                    .collect();
                 let mut columns = vec![label_cell(&spec.row_header)];
-                for c in &spec.columns {
-                    columns.push(label_cell(&format!("{} (paper)", c.title)));
+                for (c, column) in spec.columns.iter().enumerate() {
+                    if has_paper.get(c).copied().unwrap_or(false) {
+                        columns.push(label_cell(&format!("{} (paper)", column.title)));
+                    }
                     for (label, _) in &measured {
-                        columns.push(label_cell(&format!("{} ({label})", c.title)));
+                        columns.push(label_cell(&format!("{} ({label})", column.title)));
                     }
                 }
                 let mut rows = Vec::new();
                 for (r, row_spec) in spec.rows.iter().enumerate() {
                     let mut row = vec![label_cell(&row_spec.title)];
                     for c in 0..spec.columns.len() {
-                        row.push(paper_cell(row_spec.paper.get(c).map(String::as_str).unwrap_or("")));
+                        if has_paper.get(c).copied().unwrap_or(false) {
+                            row.push(paper_cell(row_spec.paper.get(c).map(String::as_str).unwrap_or("")));
+                        }
                         for (_, m) in &measured {
                             let value = m.and_then(|m| m.measured.values.get(r)).and_then(|r| r.get(c));
                             row.push(measured_cell(value, m.unwrap_or(table)));
@@ -160,11 +169,22 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
                 (columns, rows)
             }
         };
-        notes.push(format!(
-            "Values in {unit}. \"paper\": as printed ({PUBLISHED}); \"rtlab\" and the labelled columns: measured \
-             by rtlab{}.",
-            if suites.iter().any(|s| s.record.quick) { ", quick: not the paper's sample counts" } else { "" }
-        ));
+        let quick = if suites.iter().any(|s| s.record.quick) { ", quick: not the paper's sample counts" } else { "" };
+        let labels_said = measured.iter().map(|(l, _)| format!("\"({l})\"")).collect::<Vec<_>>().join(", ");
+        let any_paper = rows.iter().flatten().any(|c| c.kind == CellKind::Paper);
+        notes.push(match (spec.layout(), any_paper) {
+            (Layout::Configurations, _) => format!(
+                "Values in {unit}. Rows marked \"(paper)\": as printed ({PUBLISHED}); rows marked \"(rtlab)\": \
+                 measured by rtlab{quick}."
+            ),
+            (Layout::Settings, true) => format!(
+                "Values in {unit}. Columns marked \"(paper)\": as printed ({PUBLISHED}); columns marked \
+                 {labels_said}: measured by rtlab{quick}."
+            ),
+            (Layout::Settings, false) => {
+                format!("Values in {unit}. Columns marked {labels_said}: measured by rtlab{quick}.")
+            }
+        });
         views.push(TableView {
             id: spec.id.clone(),
             title: spec.title.clone(),
@@ -601,12 +621,7 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
     }
 
     page.push_str("<h2 id=\"tables\">The paper's tables</h2>\n");
-    let _ = writeln!(
-        page,
-        "<p class=\"muted\">Each table as the paper printed it, its rows marked <span class=\"paper-tag\">paper</span> \
-         ({}), with this machine's values in <span class=\"rtlab-tag\">rtlab</span> rows.</p>",
-        escape(PUBLISHED)
-    );
+    let _ = writeln!(page, "<p class=\"muted\">{}</p>", tables_intro(suites, &views));
     for view in &views {
         table_html(&mut page, view);
     }
@@ -677,16 +692,11 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
     }
     page.push_str("</tbody></table></div>\n");
 
-    let warnings: Vec<String> =
-        suites.iter().flat_map(|s| s.runs.iter().flatten().flat_map(|r| run_warnings(r, true, None))).collect();
+    let warnings = qualifying_warnings(suites);
     if !warnings.is_empty() {
         page.push_str("<h2 id=\"warnings\">What qualifies these results</h2>\n<ul class=\"notes\">\n");
-        let mut seen: Vec<&String> = Vec::new();
-        for w in &warnings {
-            if !seen.contains(&w) {
-                seen.push(w);
-                let _ = writeln!(page, "<li>{}</li>", escape(w));
-            }
+        for (who, w) in &warnings {
+            let _ = writeln!(page, "<li><strong>{}</strong>: {}</li>", escape(who), escape(w));
         }
         page.push_str("</ul>\n");
     }
@@ -698,6 +708,81 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
     );
     page.push_str("</main>\n</body>\n</html>\n");
     Ok(page)
+}
+
+/// The warnings of the conditions' runs, each once: a warning every run of a suite carries
+/// (the host's: a virtual machine, no isolated CPU) under "All conditions", the others
+/// under their condition. Pairs of (whom it concerns, warning).
+fn qualifying_warnings(suites: &[LoadedSuite]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let many = suites.len() > 1;
+    for s in suites {
+        let per_condition: Vec<(&str, Vec<String>)> = s
+            .record
+            .conditions
+            .iter()
+            .zip(&s.runs)
+            .filter_map(|(c, run)| run.as_ref().map(|r| (c.name.as_str(), run_warnings(r, false, None))))
+            .collect();
+        let everywhere = |w: &String| per_condition.len() > 1 && per_condition.iter().all(|(_, ws)| ws.contains(w));
+        let label = |who: &str| if many { format!("{} · {who}", s.record.label) } else { who.to_string() };
+        let mut push = |who: String, w: &String| {
+            if !out.iter().any(|(o, x)| *o == who && x == w) {
+                out.push((who, w.clone()));
+            }
+        };
+        for (_, ws) in &per_condition {
+            for w in ws.iter().filter(|w| everywhere(w)) {
+                push(label("All conditions"), w);
+            }
+        }
+        for (name, ws) in &per_condition {
+            for w in ws.iter().filter(|w| !everywhere(w)) {
+                push(label(name), w);
+            }
+        }
+    }
+    out
+}
+
+/// The sentence above the tables, true to their layouts: the paper's values are rows (one
+/// configuration per row) or columns (one setting per row) or absent, and this machine's
+/// rows or columns are "rtlab" or named by the suite labels.
+fn tables_intro(suites: &[LoadedSuite], views: &[TableView]) -> String {
+    let layouts: Vec<Layout> =
+        suites.first().map(|s| s.record.tables.iter().map(|t| t.spec.layout()).collect()).unwrap_or_default();
+    let has_paper = |layout: Layout| {
+        views
+            .iter()
+            .zip(&layouts)
+            .any(|(v, l)| *l == layout && v.rows.iter().flatten().any(|c| c.kind == CellKind::Paper))
+    };
+    let labels: Vec<String> =
+        display_labels(suites).iter().map(|l| format!("<span class=\"rtlab-tag\">({})</span>", escape(l))).collect();
+    let mut parts = Vec::new();
+    if layouts.contains(&Layout::Configurations) {
+        parts.push(format!(
+            "In a table with one configuration per row, the paper's rows are marked <span class=\"paper-tag\">(paper)\
+             </span> ({}) and this machine's values are the <span class=\"rtlab-tag\">(rtlab)</span> rows.",
+            escape(PUBLISHED)
+        ));
+    }
+    if layouts.contains(&Layout::Settings) {
+        let paper = if has_paper(Layout::Settings) {
+            format!(
+                "the paper's values are the columns marked <span class=\"paper-tag\">(paper)</span> ({}, only where \
+                 the paper printed that value) and ",
+                escape(PUBLISHED)
+            )
+        } else {
+            String::new()
+        };
+        parts.push(format!(
+            "In a table with one setting per row, {paper}this machine's values are the columns marked {}.",
+            labels.join(", ")
+        ));
+    }
+    parts.join(" ")
 }
 
 const SUITE_CSS: &str = r#"

@@ -32,10 +32,13 @@ pub fn metric_title(metric: &str) -> String {
         "sweep.delivery" => "Sweep delivery latency (all rates)",
         "sweep.activation" => "Sweep activation latency (all rates)",
         other => {
+            if let Some(task) = other.strip_prefix("taskset.").and_then(|m| m.strip_suffix(".response")) {
+                return format!("Response time of task {task}");
+            }
             return match other.strip_suffix(".latency").filter(|probe| probe.starts_with("ipc:")) {
                 Some(probe) => format!("{probe} wake-up latency"),
                 None => other.to_string(),
-            }
+            };
         }
     };
     title.to_string()
@@ -336,7 +339,9 @@ impl Exporter for TerminalSummary {
             if let Some(a) = &scenario.activity {
                 let _ = writeln!(out, "Activity: {}", activity_line(a));
             }
-            if let Some(x) = &sd.exceedance {
+            // The exceedance interval assumes one stream of samples at a steady rate; a task
+            // set's jobs are several tasks at their own periods, so it means nothing there.
+            if let Some(x) = sd.exceedance.as_ref().filter(|_| run.taskset.is_none()) {
                 let _ = writeln!(
                     out,
                     "Exceedance: one sample in 100,000 exceeds the p99.999 threshold of {} µs; at {} samples/s (all CPUs) that is once every {}.",
@@ -461,19 +466,33 @@ pub fn verdict_text(verdict: &Verdict) -> String {
     out
 }
 
+/// `cell` in at most `max` characters: cut with "…", keeping a short closing "(...)" suffix
+/// whole, since it says whose value a column holds ("(paper)", "(stock)").
+fn cut_cell(cell: &str, max: usize) -> String {
+    if cell.chars().count() <= max {
+        return cell.to_string();
+    }
+    let suffix = cell
+        .strip_suffix(')')
+        .and_then(|c| c.rfind(" ("))
+        .and_then(|at| cell.get(at..))
+        .filter(|s| s.chars().count() <= max / 2);
+    match suffix {
+        Some(suffix) => {
+            let head = cell.chars().take(max.saturating_sub(suffix.chars().count() + 1)).collect::<String>();
+            format!("{}…{suffix}", head.trim_end())
+        }
+        None => cell.chars().take(max.saturating_sub(1)).collect::<String>() + "…",
+    }
+}
+
 /// A [`Table`] as aligned text: the title (and its source), the header, the rows (the first
 /// column left-aligned, the others right-aligned), then the notes.
 pub fn text_table(table: &Table) -> String {
     // A long text cell (a warning) would push every other column off the screen: cut it;
     // the full text is printed under "Warnings".
     const MAX_CELL: usize = 40;
-    let cut = |cell: &String| -> String {
-        if cell.chars().count() <= MAX_CELL {
-            cell.clone()
-        } else {
-            cell.chars().take(MAX_CELL - 1).collect::<String>() + "…"
-        }
-    };
+    let cut = |cell: &String| cut_cell(cell, MAX_CELL);
     let mut widths: Vec<usize> = table.columns.iter().map(|c| cut(c).chars().count()).collect();
     for row in &table.rows {
         for (i, cell) in row.iter().enumerate() {
@@ -523,5 +542,27 @@ mod tests {
         assert_eq!(format_period(304_000_000), "304 ms");
         assert_eq!(format_period(50_000), "50 µs");
         assert_eq!(format_period(1_500_000_000), "1.5 s");
+    }
+
+    #[test]
+    fn task_set_response_metrics_are_titled_by_task() {
+        assert_eq!(metric_title("taskset.control.response"), "Response time of task control");
+        assert_eq!(metric_title("taskset.a.b.response"), "Response time of task a.b");
+        assert_eq!(metric_title("ipc:futex.latency"), "ipc:futex wake-up latency");
+    }
+
+    #[test]
+    fn long_cells_are_cut_keeping_whose_value_it_is() {
+        let title = "Worst-case interrupt latency at 1 kHz rate (stock)";
+        let cut = cut_cell(title, 40);
+        assert!(cut.chars().count() <= 40);
+        assert_eq!(cut, "Worst-case interrupt latency at… (stock)");
+        assert_eq!(cut_cell("short (paper)", 40), "short (paper)");
+        // No suffix, or one too long to keep: an ordinary cut.
+        let plain = "a".repeat(50);
+        assert_eq!(cut_cell(&plain, 40), "a".repeat(39) + "…");
+        let long_suffix = format!("x ({})", "b".repeat(45));
+        assert_eq!(cut_cell(&long_suffix, 40).chars().count(), 40);
+        assert!(cut_cell(&long_suffix, 40).ends_with('…'));
     }
 }

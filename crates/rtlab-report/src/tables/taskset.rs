@@ -260,6 +260,40 @@ mod tests {
     }
 
     #[test]
+    fn terminal_summary_of_a_task_set_run_has_no_exceedance_and_titles_tasks() {
+        let text = TerminalSummary.export(&example_run()).unwrap();
+        assert!(!text.contains("Exceedance"), "{text}");
+        assert!(text.contains("Response time of task ctrl"), "{text}");
+    }
+
+    #[test]
+    fn json_summary_of_a_task_set_run_has_its_jobs_and_misses() {
+        let run = example_run();
+        let text = crate::json::JsonSummary::default().export(&run).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let summary = &doc["taskset"];
+        let results = &run.taskset.as_ref().unwrap().results;
+        assert_eq!(summary["jobs_released"], results.iter().map(|r| r.jobs_released).sum::<u64>());
+        assert_eq!(summary["deadline_misses"], results.iter().map(|r| r.deadline_misses).sum::<u64>());
+        let tasks = summary["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), results.len());
+        for (t, r) in tasks.iter().zip(results) {
+            assert_eq!(t["name"], r.task.as_str());
+            assert_eq!(t["scenario"], r.scenario.as_str());
+            assert_eq!(t["jobs"], r.jobs_released);
+            assert_eq!(t["misses"], r.deadline_misses);
+            assert_eq!(t["worst_response_ns"], serde_json::json!(r.worst_response_ns));
+            assert_eq!(t["analysed_response_ns"], serde_json::json!(r.analysed_response_ns));
+            assert_eq!(t["exceeds_analysis"], r.exceeds_analysis);
+        }
+        // A probe run's summary says null.
+        let mut probe_run = run.clone();
+        probe_run.taskset = None;
+        let text = crate::json::JsonSummary::default().export(&probe_run).unwrap();
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap()["taskset"], serde_json::Value::Null);
+    }
+
+    #[test]
     fn markdown_report_of_a_task_set_run() {
         use crate::report_set::ReportExporter;
         let text = crate::markdown::MarkdownReport.render(&set_of(vec![example_run()])).unwrap();

@@ -321,9 +321,48 @@ fn machine_line(host: &SystemInfo) -> String {
     parts.join(" · ")
 }
 
-/// "timer every 10 ms on CPU 0, 10,000 samples, load idle".
+/// What one probe of the plan does, as it really runs: "timer every 10 ms", "jitter at
+/// periods 100 µs, 1 ms", "sleep 50 ms" (the interval means nothing to the latter two).
+fn probe_summary(plan: &RunPlan, probe: crate::probe_plan::ProbeChoice) -> String {
+    use crate::probe_plan::ProbeChoice;
+    use rtlab_report::terminal::format_period;
+    let settings = &plan.probe_settings;
+    let rates = |rates: &[f64]| rates.iter().map(|r| format!("{} Hz", format_rate(*r))).collect::<Vec<_>>().join(", ");
+    match probe {
+        ProbeChoice::Timer => format!("timer every {}", format_period(plan.interval_ns as i64)),
+        ProbeChoice::Jitter => {
+            let periods: Vec<String> = settings.periods_ns.iter().map(|p| format_period(*p as i64)).collect();
+            format!("jitter at period{} {}", if periods.len() == 1 { "" } else { "s" }, periods.join(", "))
+        }
+        ProbeChoice::Sleep => {
+            let discarded = match settings.sleep_discarded {
+                0 => String::new(),
+                n => format!(" (first {n} discarded)"),
+            };
+            format!("sleep {}{discarded}", format_period(settings.sleep_ns as i64))
+        }
+        ProbeChoice::Sweep => format!("sweep of {} at {}", settings.sweep_of, rates(&settings.sweep_rates_hz)),
+        ProbeChoice::Taskset => "task set".into(),
+        other => match settings.rates_hz.get(other.name()) {
+            Some(rate) => format!("{} at {}", other.name(), rates(&[*rate])),
+            None => other.name().to_string(),
+        },
+    }
+}
+
+/// "20", "0.5", "1000": a rate without a trailing ".0".
+fn format_rate(hz: f64) -> String {
+    if hz.fract() == 0.0 {
+        thousands(hz as u64)
+    } else {
+        format!("{hz}")
+    }
+}
+
+/// "timer every 10 ms on CPU 0, 10,000 samples, load idle"; "sleep 50 ms (first 2
+/// discarded) on CPU 0, 300 samples, load disk-copy (exec:...)".
 fn plan_summary(plan: &RunPlan) -> String {
-    let probes: Vec<&str> = plan.probes.iter().map(|p| p.name()).collect();
+    let probes: Vec<String> = plan.probes.iter().map(|&p| probe_summary(plan, p)).collect();
     let cpus: Vec<String> = plan.cpus.iter().map(|c| c.to_string()).collect();
     let amount = match (plan.samples, plan.duration_ns) {
         (Some(n), _) => format!("{} samples", thousands(n)),
@@ -336,9 +375,8 @@ fn plan_summary(plan: &RunPlan) -> String {
         .map(|s| if s.name == s.spec { s.name.clone() } else { format!("{} ({})", s.name, s.spec) })
         .collect();
     format!(
-        "{} every {} on CPU{} {}, {amount}, load {}",
-        probes.join("+"),
-        rtlab_report::terminal::format_period(plan.interval_ns as i64),
+        "{} on CPU{} {}, {amount}, load {}",
+        probes.join(" + "),
         if cpus.len() == 1 { "" } else { "s" },
         cpus.join(","),
         loads.join(", ")
