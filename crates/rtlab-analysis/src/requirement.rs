@@ -64,6 +64,20 @@ impl fmt::Display for Statistic {
 }
 
 impl Statistic {
+    /// This statistic of a distribution (histogram + exact moments), in ns: max and mean are
+    /// exact, a percentile is the histogram's nearest-rank value (within its precision,
+    /// clamped to the exact extremes). None without samples, and for pWCET, which needs the
+    /// tail analysis of the measurements, not a histogram.
+    pub fn of(&self, histogram: &LatencyHistogram, moments: &Moments) -> Option<i64> {
+        let (min, max) = (moments.min()?, moments.max()?);
+        match self {
+            Statistic::Max => Some(max),
+            Statistic::Mean => moments.mean().map(|m| m.round() as i64),
+            Statistic::Percentile(p) => percentile(histogram, p / 100.0).map(|v| v.clamp(min, max)),
+            Statistic::Pwcet(_) => None,
+        }
+    }
+
     /// The quantile (0..1) of a percentile statistic.
     pub fn quantile(&self) -> Option<f64> {
         match self {
@@ -107,13 +121,7 @@ impl Requirement {
                     .into(),
             });
         }
-        let (Some(min), Some(max)) = (moments.min(), moments.max()) else { return Ok(None) };
-        Ok(match self.statistic {
-            Statistic::Max => Some(max),
-            Statistic::Mean => moments.mean().map(|m| m.round() as i64),
-            Statistic::Percentile(p) => percentile(histogram, p / 100.0).map(|v| v.clamp(min, max)),
-            Statistic::Pwcet(_) => None,
-        })
+        Ok(self.statistic.of(histogram, moments))
     }
 }
 

@@ -242,8 +242,8 @@ pub fn measurements_tail(
         Err("no samples were taken".to_string())
     } else {
         cached(&input, config).map_err(|why| {
-            // The analysis' reason without the error type's prefixes ("histogram: pWCET: ").
-            let reason = why.trim_start_matches("histogram: ").trim_start_matches("pWCET: ").trim_end_matches('.');
+            // The analysis' reason without its error's "pWCET: " prefix.
+            let reason = why.trim_start_matches("pWCET: ").trim_end_matches('.');
             format!("the tail analysis could not be made: {reason}")
         })
     };

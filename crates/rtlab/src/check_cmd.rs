@@ -270,15 +270,7 @@ fn statistic_of(measurements: &[&Measurement], statistic: Statistic) -> anyhow::
         return Ok(tail.pwcet_ns(probability).map(|ns| ns.ceil() as i64));
     }
     let combined = rtlab_report::digest::combine(measurements)?;
-    let (Some(histogram), Some(min), Some(max)) = (&combined.histogram, combined.moments.min(), combined.moments.max())
-    else {
-        return Ok(None);
-    };
-    Ok(match statistic {
-        Statistic::Max => Some(max),
-        Statistic::Percentile(p) => rtlab_analysis::percentile(histogram, p / 100.0).map(|v| v.clamp(min, max)),
-        Statistic::Mean | Statistic::Pwcet(_) => None,
-    })
+    Ok(combined.histogram.as_ref().and_then(|histogram| statistic.of(histogram, &combined.moments)))
 }
 
 /// A percentile of fewer samples than it needs to differ from the maximum is the maximum:

@@ -14,15 +14,12 @@ mod runner;
 mod simulated_host;
 mod suite;
 
-use anyhow::Context;
 use clap::Parser;
 use cli::{Cli, Command, ExportArgs, LoadHostArgs, ReportArgs, ReportFormat, RunArgs, SysinfoArgs};
 use errors::{exit_code_of, usage, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_OK};
 use rtlab_report::Exporter;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -75,16 +72,11 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
         }
         None => args,
     };
-    let host = if args.simulate.is_some() { simulated_host::simulated_host() } else { rtlab_sys::sysinfo::collect() };
+    let host = runner::host_of(args.simulate);
     let plan = experiment::RunPlan::from_args(args, &host.online_cpus, &host.hostname, chrono::Local::now())?;
 
     // First SIGINT/SIGTERM: stop sampling and save what was measured. Second: exit now.
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, i32::from(EXIT_INTERRUPTED), stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
-            .context("cannot install the signal handlers")?;
-    }
+    let stop = runner::stop_on_signals()?;
 
     let command_line: Vec<String> = std::env::args().collect();
     let finished = runner::run(&plan, host, command_line, stop)?;

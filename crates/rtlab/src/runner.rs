@@ -26,6 +26,32 @@ struct SystemGuards {
     _dma_latency: Option<rtlab_sys::pmqos::DmaLatencyGuard>,
 }
 
+/// The host a run describes: the fixed simulated one with the simulated clock (identical
+/// results on every machine), else this machine.
+pub fn host_of(simulate: Option<u64>) -> SystemInfo {
+    if simulate.is_some() {
+        crate::simulated_host::simulated_host()
+    } else {
+        rtlab_sys::sysinfo::collect()
+    }
+}
+
+/// The stop flag of a measurement. First SIGINT/SIGTERM: set it (the sampling stops and what
+/// was measured is kept). Second: exit at once with the interrupted code.
+pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(
+            signal,
+            i32::from(crate::errors::EXIT_INTERRUPTED),
+            stop.clone(),
+        )
+        .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
+        .context("cannot install the signal handlers")?;
+    }
+    Ok(stop)
+}
+
 /// The outcome of a finished (or interrupted) run.
 pub struct Finished {
     pub result: RunResult,

@@ -19,8 +19,7 @@ use rtlab_report::terminal::thousands;
 use rtlab_report::verdict::Verdict;
 use rtlab_sys::sysinfo::SystemInfo;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// One condition, ready to run (or already known not to be able to).
@@ -34,7 +33,7 @@ struct Prepared<'a> {
 
 pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Result<u8> {
     let simulated = args.simulate.is_some();
-    let host = if simulated { crate::simulated_host::simulated_host() } else { rtlab_sys::sysinfo::collect() };
+    let host = crate::runner::host_of(args.simulate);
     let now = chrono::Local::now();
     let label = match &args.label {
         Some(l) => {
@@ -89,12 +88,7 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         .map_err(|e| usage(format!("--output {}: cannot create the directory: {e}", dir.display())))?;
 
     // First SIGINT/SIGTERM: stop the running condition, keep what was measured. Second: exit now.
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(signal, i32::from(EXIT_INTERRUPTED), stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
-            .context("cannot install the signal handlers")?;
-    }
+    let stop = crate::runner::stop_on_signals()?;
 
     let say = |text: &str| {
         if !args.quiet {
@@ -143,7 +137,7 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
                     record.status = ConditionStatus::Failed;
                     record.reason = Some(why.clone());
                 }
-                Ok(plan) => match crate::runner::run(plan, host_copy(&host), command_line.clone(), stop.clone()) {
+                Ok(plan) => match crate::runner::run(plan, host.clone(), command_line.clone(), stop.clone()) {
                     Ok(finished) => {
                         record.status = if finished.failed_to_load.is_some() || finished.result.interrupted {
                             ConditionStatus::Incomplete
@@ -233,10 +227,6 @@ fn exit_code(record: &SuiteRecord, dir: &Path) -> anyhow::Result<u8> {
     } else {
         EXIT_OK
     })
-}
-
-fn host_copy(host: &SystemInfo) -> SystemInfo {
-    host.clone()
 }
 
 #[allow(clippy::too_many_arguments)]
