@@ -34,6 +34,7 @@ pub mod net;
 pub mod raw;
 pub mod recorder;
 pub mod sleep;
+pub mod split;
 pub mod sweep;
 pub mod switch;
 pub mod taskset;

@@ -34,6 +34,7 @@ pub mod png;
 pub mod pwcet;
 pub mod raw_csv;
 pub mod report_set;
+pub mod split;
 pub mod suite;
 pub mod suite_report;
 pub mod tables;

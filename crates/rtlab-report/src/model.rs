@@ -46,6 +46,10 @@ pub struct RunResult {
     /// response times and deadline misses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taskset: Option<crate::taskset_run::TasksetRun>,
+    /// Set by `rtlab run --split`: the tracing backend, how the samples were split and the
+    /// explained spikes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<crate::split::SplitRun>,
 }
 
 /// Where an imported run came from, and what of it is known. Fields of [`RunResult`] that

@@ -30,6 +30,7 @@ pub mod process;
 pub mod sched;
 pub mod slack;
 pub mod sysinfo;
+pub mod tracefs;
 
 /// Errors at the OS boundary. Each names the operation so the binary can tell the user
 /// what failed and what to do.

@@ -245,6 +245,7 @@ pub fn run(
         verdict: None,
         imported: None,
         taskset: None,
+        split: None,
     };
     if let Some(t) = &plan.taskset {
         let section = rtlab_report::taskset_run::TasksetRun::new(

@@ -468,6 +468,7 @@ pub fn build_run(
         verdict: None,
         imported: Some(info),
         taskset: None,
+        split: None,
     };
     run.check()?;
     Ok(run)
