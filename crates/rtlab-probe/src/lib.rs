@@ -38,6 +38,7 @@ pub mod split;
 pub mod sweep;
 pub mod switch;
 pub mod taskset;
+pub mod traced;
 pub mod timer;
 pub mod workers;
 

@@ -180,6 +180,16 @@ pub struct RunArgs {
     /// misses (instead of --probe)
     #[arg(long, value_name = "FILE", conflicts_with = "probe")]
     pub taskset: Option<PathBuf>,
+    /// timer, net: cut every sample with kernel tracing into interrupt latency (or, for net,
+    /// wake-up), scheduling part and return to user space, saved as the metrics timer.irq,
+    /// timer.sched, timer.return (net.wakeup, net.sched, net.return); the backend is chosen
+    /// automatically (see `rtlab sysinfo`). Needs root. Keeps the raw samples
+    #[arg(long)]
+    pub split: bool,
+    /// With --split: explain every sample above this latency (the worst 20 per thread are
+    /// kept), e.g. 100us [default: the 3 worst samples of each thread]
+    #[arg(long, value_name = "DURATION")]
+    pub explain_above: Option<String>,
     /// Scenario presets defined in the experiment file: name -> loads.
     #[arg(skip)]
     pub presets: std::collections::BTreeMap<String, String>,

@@ -75,6 +75,10 @@ pub struct RunPlan {
     /// `--taskset`: the task set, analysed, and its CPU (then `cpus` is that one CPU and
     /// `priority` the set's highest).
     pub taskset: Option<crate::probe_plan::TasksetPlan>,
+    /// `--split`: cut timer/net samples with kernel tracing.
+    pub split: bool,
+    /// `--explain-above`: explain samples above this (None: each thread's worst).
+    pub explain_above_ns: Option<u64>,
 }
 
 /// Parses "1ms"/"50us"; a bare number is µs as in cyclictest.
@@ -230,8 +234,25 @@ impl RunPlan {
             return Err(usage(format!("--settle {settle_text}: at most 1h")));
         }
         let requirements = parse_requirements(&args.require)?;
+        let explain_above_ns = match &args.explain_above {
+            None => None,
+            Some(_) if !args.split => return Err(usage("--explain-above explains the samples of --split: add --split")),
+            Some(text) => Some(parse_time_ns(text).map_err(|e| usage(format!("--explain-above: {e}")))?),
+        };
         let resolved = crate::probe_plan::resolve(args, &cpus, online, priority as i32)?;
         let scenarios = resolve_scenarios(args)?;
+        if args.split {
+            use crate::probe_plan::ProbeChoice;
+            if args.simulate.is_some() {
+                return Err(usage("--split traces the kernel; a simulated run has no kernel to trace"));
+            }
+            if let Some(other) = resolved.probes.iter().find(|p| !matches!(p, ProbeChoice::Timer | ProbeChoice::Net)) {
+                return Err(usage(format!(
+                    "--split cuts timer and net samples; {} has no interrupt/scheduling split (use --probe timer or net)",
+                    other.name()
+                )));
+            }
+        }
         Ok(Self {
             probes: resolved.probes,
             probe_settings: resolved.settings,
@@ -258,6 +279,8 @@ impl RunPlan {
             scratch: args.scratch.clone(),
             requirements,
             taskset,
+            split: args.split,
+            explain_above_ns,
         })
     }
 

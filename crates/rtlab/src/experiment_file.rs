@@ -75,6 +75,8 @@ pub struct ExperimentFile {
     pub warmup: Option<u64>,
     pub output: Option<PathBuf>,
     pub raw: Option<bool>,
+    pub split: Option<bool>,
+    pub explain_above: Option<String>,
     /// false = `--no-dma-latency`.
     pub dma_latency: Option<bool>,
     pub histogram_max: Option<String>,
@@ -149,6 +151,10 @@ impl ExperimentFile {
         fill(&mut args.warmup, self.warmup);
         fill(&mut args.output, self.output);
         args.raw |= self.raw.unwrap_or(false);
+        args.split |= self.split.unwrap_or(false);
+        if args.explain_above.is_none() {
+            args.explain_above = self.explain_above.clone();
+        }
         args.no_dma_latency |= self.dma_latency == Some(false);
         fill(&mut args.histogram_max, self.histogram_max);
         fill(&mut args.load, self.load.map(|l| l.joined()));

@@ -12,6 +12,7 @@ mod probe_plan;
 mod progress;
 mod runner;
 mod simulated_host;
+mod split_run;
 mod suite;
 
 use clap::Parser;
@@ -300,11 +301,22 @@ fn cmd_load_host(args: &LoadHostArgs) -> anyhow::Result<u8> {
 fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {
     let info = rtlab_sys::sysinfo::collect();
     let distortions = rtlab_sys::sysinfo::distortions(&info, &info.online_cpus);
+    // `rtlab run --split` takes the first usable one.
+    let backends = rtlab_sys::tracefs::support();
     if args.json {
-        let doc = serde_json::json!({ "host": info, "distortions": distortions });
+        let split_backends: Vec<_> = backends
+            .iter()
+            .map(|b| serde_json::json!({ "name": b.name, "usable": b.usable, "detail": b.detail }))
+            .collect();
+        let doc = serde_json::json!({ "host": info, "distortions": distortions, "split_backends": split_backends });
         print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        print(&rtlab_report::host::format_host(&info, &distortions))?;
+        let mut text = rtlab_report::host::format_host(&info, &distortions);
+        text.push_str("\nInterrupt/scheduling split backends (rtlab run --split uses the first usable one):\n");
+        for b in &backends {
+            text.push_str(&format!("  {:<9} {:<4} {}\n", b.name, if b.usable { "yes" } else { "no" }, b.detail));
+        }
+        print(&text)?;
     }
     Ok(EXIT_OK)
 }

@@ -153,6 +153,7 @@ pub fn run(
         let context = BuildContext { setup, raw_dir: None, clock };
         drop(probe_plan::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
+    let split_backend = if plan.split { Some(crate::split_run::choose_backend()?) } else { None };
     prepare_output_dir(&plan.output)?;
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
     if plan.loaded_scenarios().next().is_some() {
@@ -165,11 +166,13 @@ pub fn run(
     let mut measurements = Vec::new();
     let mut sampling_s = 0.0;
     let mut failed_to_load = None;
+    let mut splits = Vec::new();
     for (index, planned) in plan.scenarios.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let outcome = measure_scenario(plan, index, planned, setup, &stop)?;
+        let mut outcome = measure_scenario(plan, index, planned, setup, &stop)?;
+        splits.append(&mut outcome.splits);
         for note in outcome.notes {
             if !notes.contains(&note) {
                 notes.push(note);
@@ -245,7 +248,7 @@ pub fn run(
         verdict: None,
         imported: None,
         taskset: None,
-        split: None,
+        split: split_backend.map(|backend| crate::split_run::section(plan, backend, splits)),
     };
     if let Some(t) = &plan.taskset {
         let section = rtlab_report::taskset_run::TasksetRun::new(
@@ -289,6 +292,8 @@ struct ScenarioOutcome {
     measurements: Vec<Measurement>,
     /// The probes' notes on how they ran.
     notes: Vec<String>,
+    /// With --split: each split probe's account.
+    splits: Vec<crate::split_run::ProbeSplit>,
 }
 
 /// A probe that cannot be set up or fails while sampling is an environment error (exit 3);
@@ -341,7 +346,7 @@ fn measure_scenario(
             Err(e) if e.is_usage_error() && index == 0 => return Err(usage(e.to_string())),
             Err(e) => {
                 scenario.load_failure = Some(format!("the loads could not start: {e}"));
-                return Ok(ScenarioOutcome { scenario, measurements: Vec::new(), notes: Vec::new() });
+                return Ok(ScenarioOutcome { scenario, measurements: Vec::new(), notes: Vec::new(), splits: Vec::new() });
             }
         }
         let settle_started = Instant::now();
@@ -356,13 +361,15 @@ fn measure_scenario(
         Some(seed) => ClockKind::Simulated { seed: seed.wrapping_add(index as u64) },
         None => ClockKind::Monotonic,
     };
-    let raw_dir = plan.raw.then(|| plan.output.join("samples").join(scenario_dir_name(index, name)));
+    // The split is per sample: it reads the probe's raw samples.
+    let raw_dir = (plan.raw || plan.split).then(|| plan.output.join("samples").join(scenario_dir_name(index, name)));
     if let Some(dir) = &raw_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let activity_start = (!simulated).then(ActivitySnapshot::take).transpose().ok().flatten();
     let mut measurements = Vec::new();
     let mut notes = Vec::new();
+    let mut splits = Vec::new();
     let mut outcome = Ok(());
     for (probe_index, &choice) in plan.probes.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
@@ -375,8 +382,19 @@ fn measure_scenario(
             (s, 1) => format!("{name} ({}/{s})", index + 1),
             (s, n) => format!("{name} ({}/{s}) · {} ({}/{n})", index + 1, choice.name(), probe_index + 1),
         };
-        match measure_probe(plan, choice, &context, &title, &mut host, &mut scenario, stop) {
-            Ok((output, elapsed)) => {
+        let trace_dir = plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name());
+        match measure_probe(plan, choice, &context, &title, &mut host, &mut scenario, stop, &trace_dir) {
+            Ok((mut output, elapsed, capture)) => {
+                if let Some(capture) = capture {
+                    progress::note(plan, "Splitting the samples with the kernel trace");
+                    match crate::split_run::split_probe(plan, &mut output, &capture, name) {
+                        Ok(split) => splits.push(split),
+                        Err(e) => {
+                            outcome = Err(e);
+                            break;
+                        }
+                    }
+                }
                 scenario.duration_s += elapsed;
                 for note in &output.notes {
                     let note = format!("{}: {note}", choice.name());
@@ -413,7 +431,7 @@ fn measure_scenario(
     outcome?;
     scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
-    Ok(ScenarioOutcome { scenario, measurements, notes })
+    Ok(ScenarioOutcome { scenario, measurements, notes, splits })
 }
 
 /// One probe in a scenario: build it (allocating everything its threads touch), sample on
@@ -427,10 +445,14 @@ fn measure_probe(
     host: &mut Option<LoadHost>,
     scenario: &mut Scenario,
     stop: &Arc<AtomicBool>,
-) -> anyhow::Result<(ProbeOutput, f64)> {
+    trace_dir: &Path,
+) -> anyhow::Result<(ProbeOutput, f64, Option<rtlab_sys::tracefs::TraceCapture>)> {
     let simulated = plan.simulate.is_some();
     let probe: Box<dyn Probe> = probe_plan::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
     let live = probe.live();
+    // Tracing starts after the probe is built (its allocations are not traced) and stops
+    // when it has joined; the session's guard removes its tracefs instance on every path.
+    let session = if plan.split { Some(crate::split_run::start_tracing(trace_dir)?) } else { None };
     let started = Instant::now();
     let driver_stop = stop.clone();
     let driver = std::thread::Builder::new()
@@ -450,6 +472,14 @@ fn measure_probe(
         Ok(joined) => joined,
         Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
     };
+    let capture = match session {
+        Some(session) => Some(
+            session
+                .stop()
+                .map_err(|e| environment(format!("--split: the kernel trace could not be collected: {e}")))?,
+        ),
+        None => None,
+    };
     let output = outcome.map_err(|e| probe_error(choice, e))?;
     let elapsed = if simulated {
         // Virtual time: per period (jitter runs its periods one after another), the
@@ -467,7 +497,7 @@ fn measure_probe(
         // The probe thread's own end time: the main thread polls and may notice it late.
         sampling_ended.duration_since(started).as_secs_f64()
     };
-    Ok((output, elapsed))
+    Ok((output, elapsed, capture))
 }
 
 fn format_ns(ns: u64) -> String {

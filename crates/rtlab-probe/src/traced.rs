@@ -1,0 +1,212 @@
+//! A probe's samples split with the kernel trace taken while it ran (`rtlab run --split`):
+//! reads the probe's raw samples, finds each measuring thread in the trace, cuts every
+//! sample with [`crate::split`], records the parts as metrics of their own and explains the
+//! worst samples.
+//!
+//! Main types:
+//! - [`SplitSettings`]: which samples to explain and the measuring threads' priority.
+//! - [`ThreadSplit`]: per thread, how many samples were split, why the others were not, how
+//!   exactly the parts add up, and the explanations.
+//! - [`apply_split`]: adds the part metrics to a finished [`ProbeOutput`] and returns the
+//!   per-thread account.
+
+use crate::raw::{read_all, RawSample};
+use crate::recorder::MetricRecorder;
+use crate::split::{self, Explanation, SplitParts, Stimulus, Unsplit, WakeSample};
+use crate::{ProbeError, ProbeOutput};
+use rtlab_sys::tracefs::TraceCapture;
+
+/// Which samples to explain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitSettings {
+    /// Explain samples above this; None: each thread's `default_explained` worst.
+    pub explain_above_ns: Option<u64>,
+    /// At most this many explanations per thread (the worst).
+    pub max_explained: usize,
+    pub default_explained: usize,
+    /// The measuring threads' kernel priority (SCHED_FIFO p: 99 - p; SCHED_OTHER: 120).
+    pub thread_prio: i32,
+    pub histogram_max_ns: u64,
+}
+
+/// How one thread's samples were split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSplit {
+    pub cpu: usize,
+    pub tid: Option<i32>,
+    pub samples: u64,
+    pub split: u64,
+    pub unsplit: Vec<(Unsplit, u64)>,
+    pub sum_within_1us: u64,
+    pub max_sum_error_ns: i64,
+    /// Samples above `explain_above_ns` (0 without a threshold).
+    pub above_threshold: u64,
+    pub explanations: Vec<Explanation>,
+}
+
+/// The kernel's priority of a thread at `policy` `priority` (what `sched_switch` reports).
+pub fn kernel_prio(realtime: bool, priority: i32) -> i32 {
+    if realtime {
+        99 - priority
+    } else {
+        120
+    }
+}
+
+/// The metric names of a probe's three parts, or None for a probe without a split.
+pub fn part_metrics(probe: &str) -> Option<[&'static str; 3]> {
+    match probe {
+        "timer" => Some([split::TIMER_IRQ_METRIC, split::TIMER_SCHED_METRIC, split::TIMER_RETURN_METRIC]),
+        "net" => Some([split::NET_WAKEUP_METRIC, split::NET_SCHED_METRIC, split::NET_RETURN_METRIC]),
+        _ => None,
+    }
+}
+
+/// Splits every thread of `output` (a `timer` or `net` probe run with raw samples) with
+/// `capture`, appends the three part metrics to each thread and returns the account.
+pub fn apply_split(
+    output: &mut ProbeOutput,
+    capture: &TraceCapture,
+    settings: &SplitSettings,
+) -> Result<Vec<ThreadSplit>, ProbeError> {
+    let Some(names) = part_metrics(&output.probe) else {
+        return Err(ProbeError::Config(format!("{} has no interrupt/scheduling split", output.probe)));
+    };
+    let stimulus = if output.probe == "net" { Stimulus::Datagram } else { Stimulus::Timer };
+    let trace = |e: rtlab_sys::tracefs::TraceError| ProbeError::Unavailable {
+        probe: output.probe.clone(),
+        what: "the kernel trace".into(),
+        reason: e.to_string(),
+    };
+    // A datagram wakes its receiver from the sender's CPU: the split needs every CPU.
+    let merged = match stimulus {
+        Stimulus::Datagram => Some(capture.all_events().map_err(trace)?),
+        Stimulus::Timer => None,
+    };
+    let mut accounts = Vec::new();
+    for thread in &mut output.threads {
+        let cpu_events = capture.events_of_cpu(thread.cpu).map_err(trace)?;
+        let (at, samples) = wake_samples(thread, stimulus)?;
+        let comm = format!("rtlab-{}/{}", output.probe, thread.cpu);
+        let tid = split::find_tid(&cpu_events, thread.cpu as u32, &comm);
+        let results = match tid {
+            Some(tid) => split::split_samples(merged.as_deref().unwrap_or(&cpu_events), tid, stimulus, &samples),
+            None => vec![Err(Unsplit::NoSwitchIn); samples.len()],
+        };
+        let planned_ns = thread.cycles.saturating_mul(thread.interval_ns).max(1);
+        let mut recorders = names
+            .iter()
+            .map(|name| MetricRecorder::new(*name, settings.histogram_max_ns, planned_ns, None, 0))
+            .collect::<Result<Vec<_>, _>>()?;
+        let window_start = at.iter().copied().min().unwrap_or(0);
+        for r in &mut recorders {
+            r.start(window_start);
+        }
+        let mut account = ThreadSplit {
+            cpu: thread.cpu,
+            tid,
+            samples: samples.len() as u64,
+            split: 0,
+            unsplit: Vec::new(),
+            sum_within_1us: 0,
+            max_sum_error_ns: 0,
+            above_threshold: 0,
+            explanations: Vec::new(),
+        };
+        for ((sample, result), &at_ns) in samples.iter().zip(&results).zip(&at) {
+            match result {
+                Ok(parts) => {
+                    account.split += 1;
+                    let error = (parts.first_ns + parts.sched_ns + parts.return_ns - sample.latency_ns()).abs();
+                    account.max_sum_error_ns = account.max_sum_error_ns.max(error);
+                    if error <= 1_000 {
+                        account.sum_within_1us += 1;
+                    }
+                    let cpu = thread.cpu as u32;
+                    recorders[0].record(at_ns, parts.first_ns, cpu, 0);
+                    recorders[1].record(at_ns, parts.sched_ns, cpu, 0);
+                    recorders[2].record(at_ns, parts.return_ns, cpu, 0);
+                }
+                Err(reason) => match account.unsplit.iter_mut().find(|(r, _)| r == reason) {
+                    Some((_, n)) => *n += 1,
+                    None => account.unsplit.push((*reason, 1)),
+                },
+            }
+        }
+        if let Some(tid) = tid {
+            let chosen = spikes_to_explain(&samples, settings, &mut account.above_threshold);
+            account.explanations = chosen
+                .into_iter()
+                .map(|i| {
+                    let parts: Option<SplitParts> = results[i].ok();
+                    split::explain(&cpu_events, tid, settings.thread_prio, stimulus, &samples[i], parts, &capture.steal)
+                })
+                .collect();
+        }
+        thread.metrics.extend(recorders.into_iter().map(MetricRecorder::finish));
+        accounts.push(account);
+    }
+    Ok(accounts)
+}
+
+/// Indices of the samples to explain, worst first: every sample above the threshold (the
+/// worst `max_explained` of them), else the `default_explained` worst.
+fn spikes_to_explain(samples: &[WakeSample], settings: &SplitSettings, above: &mut u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..samples.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(samples[i].latency_ns()));
+    let keep = match settings.explain_above_ns {
+        Some(threshold) => {
+            let n = samples.iter().filter(|s| s.latency_ns() > threshold as i64).count();
+            *above = n as u64;
+            n.min(settings.max_explained)
+        }
+        None => settings.default_explained.min(samples.len()),
+    };
+    order.truncate(keep);
+    order
+}
+
+/// The thread's samples as wake-ups, with the time each is recorded at (its raw
+/// `expected_ns`), from its raw sample files.
+fn wake_samples(thread: &crate::ThreadOutput, stimulus: Stimulus) -> Result<(Vec<u64>, Vec<WakeSample>), ProbeError> {
+    let raw_of = |metric: &str| -> Result<Vec<RawSample>, ProbeError> {
+        let file = thread
+            .metrics
+            .iter()
+            .find(|m| m.metric == metric)
+            .and_then(|m| m.raw_file.as_ref())
+            .ok_or_else(|| ProbeError::Config(format!("--split needs the raw samples of {metric}")))?;
+        read_all(file)
+    };
+    let cpu = thread.cpu as u32;
+    match stimulus {
+        Stimulus::Timer => {
+            let raw = raw_of("timer.latency")?;
+            let at = raw.iter().map(|s| s.expected_ns).collect();
+            let samples = raw
+                .iter()
+                .map(|s| WakeSample { cpu, due_ns: s.expected_ns, wake_ns: s.expected_ns.saturating_add_signed(s.value_ns) })
+                .collect();
+            Ok((at, samples))
+        }
+        Stimulus::Datagram => {
+            // The three net files align record by record (all recorded at the send's
+            // monotonic time): wake = send + latency; receive = wake - activation (the
+            // activation is a CLOCK_REALTIME difference, the same length on CLOCK_MONOTONIC
+            // within the sample).
+            let activation = raw_of("net.activation")?;
+            let latency = raw_of("net.latency")?;
+            let mut at = Vec::with_capacity(activation.len());
+            let mut samples = Vec::with_capacity(activation.len());
+            for (a, l) in activation.iter().zip(&latency) {
+                if a.expected_ns != l.expected_ns {
+                    continue;
+                }
+                let wake_ns = l.expected_ns.saturating_add_signed(l.value_ns);
+                at.push(a.expected_ns);
+                samples.push(WakeSample { cpu, due_ns: wake_ns.saturating_add_signed(-a.value_ns), wake_ns });
+            }
+            Ok((at, samples))
+        }
+    }
+}

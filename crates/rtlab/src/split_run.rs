@@ -1,0 +1,149 @@
+//! `rtlab run --split`: the backend choice (exit 3 when none is usable), the tracing session
+//! around each timer/net probe, the split of its samples, and the run.json `split` section.
+
+use crate::errors::environment;
+use crate::experiment::RunPlan;
+use anyhow::Context;
+use rtlab_probe::traced::{apply_split, kernel_prio, SplitSettings, ThreadSplit};
+use rtlab_probe::ProbeOutput;
+use rtlab_report::split::{
+    ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
+};
+use rtlab_sys::tracefs::{self, BackendSupport, TraceCapture, TraceConfig, TraceSession};
+use std::path::Path;
+
+/// Ring buffer per traced CPU: seconds of events even under load, so that a reader kept off
+/// the CPU for a while loses nothing.
+const BUFFER_KB_PER_CPU: usize = 16 * 1024;
+
+/// The tracing overhead measured by bench/split-overhead.sh (docs/PERFORMANCE.md): median
+/// timer latency with --split over without, one interleaved run on the development machine.
+pub const MEASURED_OVERHEAD: Option<(f64, &str)> = None;
+
+/// The backend chosen for this run and why.
+#[derive(Debug, Clone)]
+pub struct Backend {
+    pub name: &'static str,
+    pub choice: String,
+}
+
+/// The first usable backend in order of preference; none: exit 3 naming what each lacks.
+pub fn choose_backend() -> anyhow::Result<Backend> {
+    let offered = tracefs::support();
+    let why_not = |b: &BackendSupport| format!("{}: {}", b.name, b.detail);
+    match offered.iter().find(|b| b.usable) {
+        Some(chosen) => {
+            let passed: Vec<String> = offered.iter().take_while(|b| !b.usable).map(why_not).collect();
+            let choice = if passed.is_empty() {
+                format!("{} ({})", chosen.name, chosen.detail)
+            } else {
+                format!("{} ({}); not {}", chosen.name, chosen.detail, passed.join("; "))
+            };
+            Ok(Backend { name: chosen.name, choice })
+        }
+        None if offered.is_empty() => Err(environment("--split: this kernel offers no tracing backend")),
+        None => Err(environment(format!(
+            "--split needs kernel tracing, which is not usable here: {}",
+            offered.iter().map(why_not).collect::<Vec<_>>().join("; ")
+        ))),
+    }
+}
+
+/// Starts tracing every online CPU (a datagram wakes its receiver from the sender's CPU),
+/// spooling into `dir`.
+pub fn start_tracing(dir: &Path) -> anyhow::Result<TraceSession> {
+    let cpus = rtlab_sys::sched::online_cpus().context("--split: cannot list the online CPUs")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    TraceSession::start(TraceConfig { cpus, buffer_kb_per_cpu: BUFFER_KB_PER_CPU, spool_dir: dir.to_path_buf() })
+        .map_err(|e| environment(format!("--split: {e}")))
+}
+
+/// One split probe of one scenario.
+#[derive(Debug, Clone)]
+pub struct ProbeSplit {
+    pub scenario: String,
+    pub probe: String,
+    pub threads: Vec<ThreadSplit>,
+    pub events: u64,
+    pub events_lost: u64,
+    pub description: String,
+}
+
+/// Splits `output`'s samples with `capture`, adding the part metrics to it. The spool files
+/// are removed unless raw output was asked for.
+pub fn split_probe(
+    plan: &RunPlan,
+    output: &mut ProbeOutput,
+    capture: &TraceCapture,
+    scenario: &str,
+) -> anyhow::Result<ProbeSplit> {
+    let settings = SplitSettings {
+        explain_above_ns: plan.explain_above_ns,
+        max_explained: MAX_EXPLAINED_PER_THREAD,
+        default_explained: DEFAULT_EXPLAINED_PER_THREAD,
+        thread_prio: kernel_prio(plan.policy.is_realtime(), plan.priority),
+        histogram_max_ns: plan.histogram_max_ns,
+    };
+    let threads = apply_split(output, capture, &settings)
+        .map_err(|e| environment(format!("--split: {e}; nothing was saved")))?;
+    let events = capture
+        .all_events()
+        .map(|e| e.len() as u64)
+        .map_err(|e| environment(format!("--split: the kernel trace cannot be read: {e}")))?;
+    if !plan.raw {
+        capture.remove_spool().map_err(|e| environment(format!("--split: {e}")))?;
+    }
+    Ok(ProbeSplit {
+        scenario: scenario.to_string(),
+        probe: output.probe.clone(),
+        threads,
+        events,
+        events_lost: capture.events_lost,
+        description: capture.description.clone(),
+    })
+}
+
+/// The run.json `split` section.
+pub fn section(plan: &RunPlan, backend: Backend, splits: Vec<ProbeSplit>) -> SplitRun {
+    let mut coverage = Vec::new();
+    let mut explanations = Vec::new();
+    let mut above_threshold = 0;
+    let mut details: Vec<String> = Vec::new();
+    for split in &splits {
+        if !details.contains(&split.description) {
+            details.push(split.description.clone());
+        }
+        for t in &split.threads {
+            above_threshold += t.above_threshold;
+            coverage.push(SplitCoverage {
+                scenario: split.scenario.clone(),
+                probe: split.probe.clone(),
+                cpu: t.cpu,
+                tid: t.tid,
+                samples: t.samples,
+                split: t.split,
+                unsplit: t.unsplit.clone(),
+                sum_within_1us: t.sum_within_1us,
+                max_sum_error_ns: t.max_sum_error_ns,
+            });
+            explanations.extend(t.explanations.iter().map(|e| ExplainedSpike {
+                scenario: split.scenario.clone(),
+                probe: split.probe.clone(),
+                cpu: t.cpu,
+                explanation: e.clone(),
+            }));
+        }
+    }
+    SplitRun {
+        backend: backend.name.to_string(),
+        backend_detail: details.join(" | "),
+        backend_choice: backend.choice,
+        overhead: MEASURED_OVERHEAD.map(|(ratio, source)| SplitOverhead { median_ratio: ratio, source: source.into() }),
+        coverage,
+        events: splits.iter().map(|s| s.events).sum(),
+        events_lost: splits.iter().map(|s| s.events_lost).sum(),
+        explain_above_ns: plan.explain_above_ns,
+        above_threshold,
+        explanations,
+    }
+}
