@@ -23,14 +23,15 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("xenomai-rtai", include_str!("../../../../suites/xenomai-rtai.toml")),
 ];
 
-/// Capabilities a condition may need (`needs = [...]`), and why this rtlab lacks them.
-/// None = available.
-pub fn missing_capability(name: &str) -> Option<Option<String>> {
+/// Capabilities a condition may need (`needs = [...]`), and why a run cannot have them.
+/// None: not a capability; Some(None): available; Some(Some(why)): missing.
+pub fn missing_capability(name: &str, simulated: bool) -> Option<Option<String>> {
     match name {
-        // Issue 7: decomposing a wake-up into interrupt latency and scheduling part.
-        "split" => Some(Some(
-            "needs the interrupt/activation split (timer.irq, timer.sched), which this rtlab does not have yet".into(),
-        )),
+        // Decomposing a wake-up into interrupt latency and scheduling part (`run --split`):
+        // kernel tracing, which a simulated run does not have.
+        "split" => Some(simulated.then(|| {
+            "needs the interrupt/activation split (timer.irq, timer.sched), which traces the kernel: a simulated run has none".into()
+        })),
         _ => None,
     }
 }
@@ -133,7 +134,12 @@ impl Condition {
             .try_into()
             .map_err(|e: toml::de::Error| usage(format!("{at}: {}", e.message().trim())))?;
         experiment.check_presets().map_err(|e| usage(format!("{at}: {e}")))?;
+        let simulated = base.simulate.is_some();
         let mut args = experiment.under(base);
+        // The interrupt/activation split: measured with kernel tracing where there is a kernel.
+        if self.needs.iter().any(|n| n == "split") && !simulated {
+            args.split = true;
+        }
         // A suite condition is one load scenario unless it says otherwise.
         if args.load.is_none() {
             args.load = Some("idle".into());
@@ -336,7 +342,7 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
         Some(toml::Value::Array(items)) => items
             .into_iter()
             .map(|v| match v {
-                toml::Value::String(s) if missing_capability(&s).is_some() => Ok(s),
+                toml::Value::String(s) if missing_capability(&s, false).is_some() => Ok(s),
                 other => Err(format!("{at}: needs: {other} is not a capability (known: {})", CAPABILITIES.join(", "))),
             })
             .collect::<Result<_, _>>()?,
