@@ -1,0 +1,176 @@
+//! `rtlab run --split`: the interrupt/scheduling split of timer samples with kernel tracing.
+//! Real runs need root and tracefs (CI runs as root); they assert structure and exact
+//! consistency (counts add up, the parts add up to each sample), never latencies.
+
+mod common;
+
+use common::{euid, measurements, rtlab, rtlab_path, run_json, u};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tracing_usable() -> bool {
+    if euid() != 0 {
+        eprintln!("skipped: --split needs root");
+        return false;
+    }
+    let usable = rtlab_sys::tracefs::support().iter().any(|b| b.usable);
+    if !usable {
+        eprintln!("skipped: no usable tracing backend: {:?}", rtlab_sys::tracefs::support());
+    }
+    usable
+}
+
+#[test]
+fn split_is_refused_where_it_cannot_apply() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["--split", "--probe", "sleep"], "--split cuts timer and net samples"),
+        (&["--explain-above", "100us"], "--explain-above explains the samples of --split"),
+        (&["--split", "--explain-above", "soon"], "--explain-above"),
+        (&["--split", "--simulate", "1"], "a simulated run has no kernel to trace"),
+    ];
+    for (args, message) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let output = rtlab()
+            .args(["run", "--load", "idle", "--duration", "1s", "--output"])
+            .arg(dir.path().join("out"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+        assert!(!dir.path().join("out").exists(), "{args:?} wrote results");
+    }
+}
+
+#[test]
+fn without_privilege_split_exits_3_and_says_what_is_missing() {
+    let setpriv = Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if euid() != 0 || !setpriv {
+        eprintln!("skipped: needs root and setpriv to become another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(rtlab_path())
+        .args(["run", "--split", "--load", "idle", "--duration", "1s", "--output"])
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--split"), "{stderr}");
+    assert!(stderr.contains("tracefs"), "names the tracefs backend: {stderr}");
+    assert!(!out.join("run.json").exists());
+}
+
+#[test]
+fn sysinfo_lists_the_split_backends() {
+    let output = rtlab().args(["sysinfo", "--json"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> =
+        doc["split_backends"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["timerlat", "ebpf", "tracefs"]);
+    let text = rtlab().arg("sysinfo").output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Interrupt/scheduling split backends"));
+}
+
+#[test]
+fn a_split_run_cuts_every_sample_into_parts_that_add_up() {
+    if !tracing_usable() {
+        return;
+    }
+    let before = rtlab_sys::tracefs::tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = rtlab()
+        .args(["run", "--split", "--load", "idle", "--duration", "3s", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(rtlab_sys::tracefs::tracing_state_snapshot().unwrap(), before, "tracefs restored");
+    let run = run_json(&out);
+    let split = &run["split"];
+    assert_eq!(split["backend"], "tracefs");
+    let coverage = split["coverage"].as_array().unwrap();
+    let cpus = run["experiment"]["cpus"].as_array().unwrap().len();
+    assert_eq!(coverage.len(), cpus);
+    for c in coverage {
+        let samples = u(c, "samples");
+        let unsplit: u64 = c["unsplit"].as_array().unwrap().iter().map(|p| p[1].as_u64().unwrap()).sum();
+        assert_eq!(u(c, "split") + unsplit, samples, "every sample split or accounted for: {c}");
+        // The parts are differences of consecutive instants: they add up exactly.
+        assert_eq!(u(c, "sum_within_1us"), u(c, "split"), "{c}");
+        assert!(u(c, "split") * 10 >= samples * 9, "at least 90 % split (the issue asks 99 % on a 30 s run): {c}");
+        let cpu = u(c, "cpu");
+        let latency = measurements(&run, "timer.latency").into_iter().find(|m| u(m, "cpu") == cpu).unwrap();
+        assert_eq!(u(latency, "count"), samples, "the split saw every raw sample");
+        for metric in ["timer.irq", "timer.sched", "timer.return"] {
+            let m = measurements(&run, metric).into_iter().find(|m| u(m, "cpu") == cpu).expect(metric);
+            assert_eq!(u(m, "count"), u(c, "split"), "{metric} has one sample per split sample");
+        }
+    }
+    // Without --explain-above, the worst 3 samples of each thread are explained; their
+    // causes add up to the sample.
+    let explanations = split["explanations"].as_array().unwrap();
+    assert_eq!(explanations.len(), 3 * cpus);
+    for e in explanations {
+        let e = &e["explanation"];
+        let sum: i64 = e["causes"].as_array().unwrap().iter().map(|c| c["ns"].as_i64().unwrap()).sum();
+        assert_eq!(sum, e["latency_ns"].as_i64().unwrap(), "causes sum to the sample: {e}");
+    }
+    assert!(stdout.contains("median interrupt latency"), "{stdout}");
+}
+
+#[test]
+fn sigint_during_a_split_run_restores_tracefs() {
+    if !tracing_usable() {
+        return;
+    }
+    let before = rtlab_sys::tracefs::tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(rtlab_path())
+        .args(["run", "--split", "--load", "idle", "--duration", "30s", "--quiet", "--output"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Until the session's instance exists: then tracing is on.
+    let instance = rtlab_sys::tracefs::tracefs_root().unwrap().join("instances").join(format!("rtlab-{}", child.id()));
+    let started = Instant::now();
+    while !instance.exists() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(instance.exists(), "the tracing instance {} appeared", instance.display());
+    assert_ne!(rtlab_sys::tracefs::tracing_state_snapshot().unwrap(), before, "the snapshot sees the instance");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(Command::new("kill").arg("-INT").arg(child.id().to_string()).status().unwrap().success());
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if sent.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("rtlab did not stop within 60 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(rtlab_sys::tracefs::tracing_state_snapshot().unwrap(), before, "tracefs as it was before the run");
+    assert!(!instance.exists());
+    let run = run_json(&out);
+    assert_eq!(run["interrupted"], true);
+    assert!(run["split"]["coverage"].as_array().is_some_and(|c| !c.is_empty()), "the partial run is split too");
+}
