@@ -44,6 +44,14 @@ pub struct ThreadSplit {
     pub explanations: Vec<Explanation>,
 }
 
+/// What the split of one probe found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeSplitAccount {
+    pub threads: Vec<ThreadSplit>,
+    /// Kernel events decoded for the split (the measuring threads' CPUs; for net all CPUs).
+    pub events: u64,
+}
+
 /// The kernel's priority of a thread at `policy` `priority` (what `sched_switch` reports).
 pub fn kernel_prio(realtime: bool, priority: i32) -> i32 {
     if realtime {
@@ -68,7 +76,7 @@ pub fn apply_split(
     output: &mut ProbeOutput,
     capture: &TraceCapture,
     settings: &SplitSettings,
-) -> Result<Vec<ThreadSplit>, ProbeError> {
+) -> Result<ProbeSplitAccount, ProbeError> {
     let Some(names) = part_metrics(&output.probe) else {
         return Err(ProbeError::Config(format!("{} has no interrupt/scheduling split", output.probe)));
     };
@@ -84,8 +92,12 @@ pub fn apply_split(
         Stimulus::Timer => None,
     };
     let mut accounts = Vec::new();
+    let mut events = merged.as_ref().map_or(0, |m| m.len() as u64);
     for thread in &mut output.threads {
         let cpu_events = capture.events_of_cpu(thread.cpu).map_err(trace)?;
+        if merged.is_none() {
+            events += cpu_events.len() as u64;
+        }
         let (at, samples) = wake_samples(thread, stimulus)?;
         let comm = format!("rtlab-{}/{}", output.probe, thread.cpu);
         let tid = split::find_tid(&cpu_events, thread.cpu as u32, &comm);
@@ -146,7 +158,7 @@ pub fn apply_split(
         thread.metrics.extend(recorders.into_iter().map(MetricRecorder::finish));
         accounts.push(account);
     }
-    Ok(accounts)
+    Ok(ProbeSplitAccount { threads: accounts, events })
 }
 
 /// Indices of the samples to explain, worst first: every sample above the threshold (the

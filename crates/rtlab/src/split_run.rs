@@ -84,20 +84,16 @@ pub fn split_probe(
         thread_prio: kernel_prio(plan.policy.is_realtime(), plan.priority),
         histogram_max_ns: plan.histogram_max_ns,
     };
-    let threads = apply_split(output, capture, &settings)
+    let account = apply_split(output, capture, &settings)
         .map_err(|e| environment(format!("--split: {e}; nothing was saved")))?;
-    let events = capture
-        .all_events()
-        .map(|e| e.len() as u64)
-        .map_err(|e| environment(format!("--split: the kernel trace cannot be read: {e}")))?;
     if !plan.raw {
         capture.remove_spool().map_err(|e| environment(format!("--split: {e}")))?;
     }
     Ok(ProbeSplit {
         scenario: scenario.to_string(),
         probe: output.probe.clone(),
-        threads,
-        events,
+        threads: account.threads,
+        events: account.events,
         events_lost: capture.events_lost,
         description: capture.description.clone(),
     })
