@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use rtlab_sys::clock::{monotonic_ns, sleep_until_monotonic_ns};
 use rtlab_sys::sched::{AffinityGuard, Policy, SchedulingGuard};
 use rtlab_sys::tracefs::event::EventKind;
-use rtlab_sys::tracefs::{tracefs_root, tracing_state_snapshot, TraceConfig, TraceSession};
+use rtlab_sys::tracefs::{tracefs_root, tracing_state_snapshot, TraceConfig, TraceError, TraceSession};
 
 /// Sessions of this process share its pid in their instance names and the snapshot lists
 /// this process's instances: one test at a time.
@@ -63,13 +63,15 @@ fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state()
     let capture = session.stop().unwrap();
     let after = tracing_state_snapshot().unwrap();
     assert_eq!(before, after, "tracing state changed by a session");
-    assert!(capture.bytes > 0 && capture.bytes % 4096 == 0, "{} bytes", capture.bytes);
+    assert!(capture.bytes > 0 && capture.bytes.is_multiple_of(4096), "{} bytes", capture.bytes);
     assert_eq!(capture.events_lost, 0);
     assert!(capture.description.contains("trace clock mono"), "{}", capture.description);
     assert!(capture.steal.iter().all(|s| s.cpu == 0));
     assert!(!capture.steal.is_empty());
 
     let events = capture.events_of_cpu(0).unwrap();
+    println!("{}", capture.description);
+    println!("{} bytes spooled, {} events decoded on CPU 0, {} lost", capture.bytes, events.len(), capture.events_lost);
     assert!(events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns), "timestamps go backwards");
     let starts: Vec<(usize, u64, i64)> = events
         .iter()
@@ -130,4 +132,40 @@ fn support_lists_the_three_backends_in_order() {
     if skip_reason().is_none() {
         assert!(support[2].usable, "{}", support[2].detail);
     }
+}
+
+#[test]
+fn a_failed_start_leaves_nothing_behind() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // A CPU that does not exist: refused before anything is created.
+    let err = TraceSession::start(TraceConfig { cpus: vec![100_000], ..config(&dir) }).unwrap_err();
+    assert!(matches!(err, TraceError::Unsupported(ref m) if m.contains("CPU 100000")), "{err}");
+    // A buffer size the kernel refuses (0): fails after the instance was made, which is
+    // then removed.
+    let err = TraceSession::start(TraceConfig { buffer_kb_per_cpu: 0, ..config(&dir) }).unwrap_err();
+    assert!(err.to_string().contains("buffer_size_kb"), "{err}");
+    assert_eq!(before, tracing_state_snapshot().unwrap());
+}
+
+#[test]
+fn instances_of_dead_rtlab_processes_are_removed() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The pid of a process that has exited (as after a SIGKILLed run).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = tracefs_root().unwrap().join("instances").join(format!("rtlab-{dead}"));
+    std::fs::create_dir(&stale).unwrap();
+    assert!(rtlab_sys::tracefs::remove_stale_instances() >= 1);
+    assert!(!stale.exists());
 }

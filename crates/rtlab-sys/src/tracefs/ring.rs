@@ -108,7 +108,7 @@ pub fn decode_pages(spool: &[u8], layout: PageLayout, cpu: u32, formats: &EventF
     if layout.page_size == 0 {
         return Err(TraceError::Format("page size 0".into()));
     }
-    if spool.len() % layout.page_size != 0 {
+    if !spool.len().is_multiple_of(layout.page_size) {
         return Err(TraceError::Format(format!(
             "cpu{cpu} spool of {} bytes is not a whole number of {}-byte pages",
             spool.len(),
@@ -194,7 +194,7 @@ fn decode_page(
                 ts = ts.wrapping_add(delta);
                 // Lengths are kept 4-byte aligned (kbuffer rounds the same way).
                 pos = payload_at + ((payload_len + 3) & !3);
-                let Some(id) = record.get(..2).map(|b| u16::from_le_bytes([b[0], b[1]])) else {
+                let Some(id) = record.get(..2).and_then(|b| b.try_into().ok()).map(u16::from_le_bytes) else {
                     return Err(format!("empty record at {pos}"));
                 };
                 let Some(format) = formats.get(id) else { continue };
@@ -209,7 +209,7 @@ fn decode_page(
 /// Events the page headers of a spool say were dropped: (counted events, pages with a loss
 /// of unknown size). Reads the headers only.
 pub fn count_lost(spool: &[u8], layout: PageLayout) -> Result<(u64, u64), TraceError> {
-    if layout.page_size == 0 || spool.len() % layout.page_size != 0 {
+    if layout.page_size == 0 || !spool.len().is_multiple_of(layout.page_size) {
         return Err(TraceError::Format(format!("spool of {} bytes is not whole pages", spool.len())));
     }
     let mut counted = 0u64;

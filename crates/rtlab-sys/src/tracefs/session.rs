@@ -51,7 +51,7 @@ pub(super) fn check_support() -> Result<PathBuf, TraceError> {
     let privileges = crate::privileges::current();
     if privileges.euid != 0 {
         return Err(TraceError::Unsupported(format!(
-            "no permission to create a tracefs instance under {}: run as root",
+            "permission denied creating a tracefs instance under {}: run as root",
             root.join("instances").display()
         )));
     }
@@ -183,7 +183,7 @@ fn reader_loop(
     }
     for r in &mut readers {
         r.spool.flush().map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
-        if r.bytes % page_size as u64 != 0 {
+        if !r.bytes.is_multiple_of(page_size as u64) {
             return Err(TraceError::Format(format!(
                 "cpu{}: trace_pipe_raw gave {} bytes, not whole {page_size}-byte pages",
                 r.cpu, r.bytes
@@ -282,8 +282,15 @@ impl Session {
             let Ok(text) = super::read_tracefs_file(&event_dir.join("format")) else {
                 match event {
                     e if REQUIRED.contains(&e) => missing.push(tp.replace('/', ":")),
+                    // x86 has the local timer vector tracepoints; other architectures have
+                    // none, and the interrupt's start is hrtimer_expire_entry there.
+                    EventId::VectorEntry(Vector::LocalTimer) | EventId::VectorExit(Vector::LocalTimer)
+                        if cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86") =>
+                    {
+                        missing.push(tp.replace('/', ":"))
+                    }
                     EventId::VectorEntry(Vector::LocalTimer) => notes.push(
-                        "no irq_vectors:local_timer_entry on this kernel (not x86?): the timer interrupt's start is taken from hrtimer_expire_entry"
+                        "this architecture has no irq_vectors:local_timer tracepoints: the timer interrupt's start is taken from hrtimer_expire_entry"
                             .into(),
                     ),
                     _ => {}
