@@ -2,12 +2,14 @@
 //! thread that drains `trace_pipe_raw` into spool files and samples steal time, and the
 //! teardown that leaves tracefs as it was.
 //!
-//! Reads of `trace_pipe_raw` are non-blocking (O_NONBLOCK): a blocking read waits for the
-//! buffer to be `buffer_percent` full and is not woken by `tracing_on`=0, so the reader could
-//! hang at stop. Each non-blocking read returns one whole page, a partially filled page
-//! included (the kernel copies out what was committed), and EAGAIN when the CPU's buffer is
-//! empty; the reader polls every 10 ms, and after `tracing_on`=0 it drains every CPU until
-//! EAGAIN, so the last partial pages are spooled too.
+//! Reads of `trace_pipe_raw` are non-blocking (O_NONBLOCK): a blocking read of an empty
+//! buffer is not woken by `tracing_on`=0 (tried on 6.18: still blocked after 17 s), so the
+//! reader could hang at stop. Each non-blocking read returns one whole page, a partially
+//! filled page included (its commit word says how much is data), and EAGAIN when the CPU's
+//! buffer is empty (tried: pages with commit 4080, 816, 272, then EAGAIN; after
+//! `tracing_on`=0 the last partial page, then EAGAIN). The reader polls every 10 ms, and
+//! after `tracing_on`=0 drains every CPU until EAGAIN, so the last partial pages are
+//! spooled too.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
