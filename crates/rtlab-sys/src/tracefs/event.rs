@@ -104,6 +104,8 @@ pub enum EventKind {
         next_prio: i32,
     },
     /// The ring buffer dropped events on this CPU just before this point (a full buffer):
-    /// what happened between the previous event and this one is not known.
+    /// what happened between the previous event and this one is not known. `events` is 0
+    /// when the kernel did not store the count; the marker's `ts_ns` is the timestamp of
+    /// the page that reported the loss and its `pid` is -1 (no task).
     Lost { events: u64 },
 }

@@ -16,8 +16,16 @@
 //!   exit-3 message of `--split`).
 
 pub mod event;
+pub mod format;
+pub mod ring;
+mod session;
+mod state;
 
 use std::path::{Path, PathBuf};
+
+pub use format::EventFormats;
+pub use ring::PageLayout;
+pub use state::tracing_state_snapshot;
 
 /// Errors of kernel tracing.
 #[derive(Debug, thiserror::Error)]
@@ -61,25 +69,30 @@ pub struct StealSample {
 /// A running tracing session; see the module documentation.
 #[derive(Debug)]
 pub struct TraceSession {
-    _private: (),
+    inner: session::Session,
 }
 
 impl TraceSession {
     /// Creates the instance, configures it, enables the events and starts the readers.
     /// Fails with [`TraceError::Unsupported`] naming what is missing.
-    pub fn start(_config: TraceConfig) -> Result<Self, TraceError> {
-        Err(TraceError::Unsupported("kernel tracing is not implemented yet".into()))
+    pub fn start(config: TraceConfig) -> Result<Self, TraceError> {
+        session::Session::start(config).map(|inner| Self { inner })
     }
 
     /// The instance's name under `instances/`.
     pub fn instance_name(&self) -> &str {
-        ""
+        self.inner.instance_name()
+    }
+
+    /// What the session does (instance, clock, buffer size, events, filters, notes).
+    pub fn description(&self) -> &str {
+        self.inner.description()
     }
 
     /// Stops tracing, drains what the buffers still hold, stops the readers and removes the
     /// instance.
-    pub fn stop(self) -> Result<TraceCapture, TraceError> {
-        Err(TraceError::Unsupported("kernel tracing is not implemented yet".into()))
+    pub fn stop(mut self) -> Result<TraceCapture, TraceError> {
+        self.inner.stop()
     }
 }
 
@@ -91,27 +104,57 @@ pub struct TraceCapture {
     pub spool_files: Vec<PathBuf>,
     /// Bytes of ring-buffer pages spooled, all CPUs.
     pub bytes: u64,
-    /// Events the kernel reported as dropped (full buffer), all CPUs.
+    /// Events the kernel reported as dropped (full buffer), all CPUs. Pages that say
+    /// events were dropped without a count add nothing here; see `pages_with_uncounted_loss`.
     pub events_lost: u64,
+    /// Pages whose header says events were dropped before them, count not stored.
+    pub pages_with_uncounted_loss: u64,
     pub steal: Vec<StealSample>,
     /// What the session did, for run.json (instance, clock, buffer size, events, filters).
     pub description: String,
+    /// Payload layouts of the enabled events, read when the session started.
+    pub formats: EventFormats,
+    /// The ring buffer's page layout (`events/header_page`).
+    pub layout: PageLayout,
 }
 
 impl TraceCapture {
     /// The events of one traced CPU in time order (a [`event::EventKind::Lost`] marks where
-    /// the kernel dropped events).
-    pub fn events_of_cpu(&self, _cpu: usize) -> Result<Vec<event::KernelEvent>, TraceError> {
-        Err(TraceError::Unsupported("kernel tracing is not implemented yet".into()))
+    /// the kernel dropped events; `events: 0` there means the kernel did not say how many).
+    pub fn events_of_cpu(&self, cpu: usize) -> Result<Vec<event::KernelEvent>, TraceError> {
+        let index = self
+            .cpus
+            .iter()
+            .position(|&c| c == cpu)
+            .ok_or_else(|| TraceError::Format(format!("CPU {cpu} was not traced (traced: {:?})", self.cpus)))?;
+        let path =
+            self.spool_files.get(index).ok_or_else(|| TraceError::Format(format!("no spool file for CPU {cpu}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|source| TraceError::Io { op: format!("reading spool {}", path.display()), source })?;
+        let cpu_id = u32::try_from(cpu).map_err(|_| TraceError::Format(format!("CPU number {cpu}")))?;
+        Ok(ring::decode_pages(&bytes, self.layout, cpu_id, &self.formats)?.events)
     }
 
     /// The events of all traced CPUs merged in time order.
     pub fn all_events(&self) -> Result<Vec<event::KernelEvent>, TraceError> {
-        Err(TraceError::Unsupported("kernel tracing is not implemented yet".into()))
+        let mut all = Vec::new();
+        for &cpu in &self.cpus {
+            all.extend(self.events_of_cpu(cpu)?);
+        }
+        // Stable: events of one CPU with equal stamps keep their order.
+        all.sort_by_key(|e| e.ts_ns);
+        Ok(all)
     }
 
     /// Removes the spool files.
     pub fn remove_spool(&self) -> Result<(), TraceError> {
+        for path in &self.spool_files {
+            match std::fs::remove_file(path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(TraceError::Io { op: format!("removing spool {}", path.display()), source }),
+            }
+        }
         Ok(())
     }
 }
@@ -130,8 +173,42 @@ pub struct BackendSupport {
 /// The split backends in order of preference, with what this kernel and these privileges
 /// allow.
 pub fn support() -> Vec<BackendSupport> {
-    Vec::new()
+    let root = tracefs_root();
+    let timerlat = match &root {
+        None => BackendSupport { name: "timerlat", usable: false, detail: NOT_MOUNTED.into() },
+        Some(root) => {
+            let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
+            let detail = if tracers.split_whitespace().any(|t| t == "timerlat") {
+                "present, not used by this rtlab: the tracefs backend measures the same instants"
+            } else {
+                "this kernel has no timerlat tracer"
+            };
+            BackendSupport { name: "timerlat", usable: false, detail: detail.into() }
+        }
+    };
+    let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
+    let ebpf = BackendSupport {
+        name: "ebpf",
+        usable: false,
+        detail: if btf {
+            "the kernel offers BTF (/sys/kernel/btf/vmlinux) for CO-RE eBPF programs, but rtlab's eBPF backend is not built"
+                .into()
+        } else {
+            "the kernel has no BTF (/sys/kernel/btf/vmlinux), and rtlab's eBPF backend is not built".into()
+        },
+    };
+    let tracefs = match session::check_support() {
+        Ok(root) => BackendSupport {
+            name: "tracefs",
+            usable: true,
+            detail: format!("{}: writable, required events present", root.display()),
+        },
+        Err(e) => BackendSupport { name: "tracefs", usable: false, detail: e.to_string() },
+    };
+    vec![timerlat, ebpf, tracefs]
 }
+
+const NOT_MOUNTED: &str = "tracefs is not mounted at /sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)";
 
 /// The mounted tracefs root (`/sys/kernel/tracing`, or the older debugfs path), if any.
 pub fn tracefs_root() -> Option<PathBuf> {
@@ -145,5 +222,54 @@ pub fn tracefs_root() -> Option<PathBuf> {
 /// Removes `instances/rtlab-<pid>` left by rtlab processes that no longer exist (a
 /// SIGKILLed run). Returns how many were removed.
 pub fn remove_stale_instances() -> usize {
-    0
+    let Some(root) = tracefs_root() else { return 0 };
+    let Ok(entries) = std::fs::read_dir(root.join("instances")) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(instance_pid) else { continue };
+        if !pid_alive(pid) && session::remove_instance_dir(&entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The pid in an rtlab instance name: `rtlab-<pid>` or `rtlab-<pid>-<n>` (a second session
+/// of the same process).
+pub(crate) fn instance_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("rtlab-")?;
+    let pid = rest.split('-').next()?;
+    let suffix_ok = rest.split('-').skip(1).all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if rest.split('-').count() > 2 || !suffix_ok {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+pub(crate) fn pid_alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Reads a tracefs text file with reads of 64 KiB: some tracefs files
+/// (`events/header_page`) return end-of-file on any read after the first, so the small
+/// first read of `read_to_string` would cut them.
+pub(crate) fn read_tracefs_file(path: &Path) -> Result<String, TraceError> {
+    use std::io::Read;
+    let io = |source| TraceError::Io { op: format!("reading {}", path.display()), source };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut text = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(chunk.get(..n).unwrap_or_default()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
 }

@@ -1,0 +1,440 @@
+//! The tracing session itself: creating and configuring the tracefs instance, the reader
+//! thread that drains `trace_pipe_raw` into spool files and samples steal time, and the
+//! teardown that leaves tracefs as it was.
+//!
+//! Reads of `trace_pipe_raw` are non-blocking (O_NONBLOCK): a blocking read of an empty
+//! buffer is not woken by `tracing_on`=0 (tried on 6.18: still blocked after 17 s), so the
+//! reader could hang at stop. Each non-blocking read returns one whole page, a partially
+//! filled page included (its commit word says how much is data), and EAGAIN when the CPU's
+//! buffer is empty (tried: pages with commit 4080, 816, 272, then EAGAIN; after
+//! `tracing_on`=0 the last partial page, then EAGAIN). The reader polls every 10 ms, and
+//! after `tracing_on`=0 drains every CPU until EAGAIN, so the last partial pages are
+//! spooled too.
+
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::event::Vector;
+use super::format::{EventFormat, EventFormats, EventId};
+use super::ring::PageLayout;
+use super::{remove_stale_instances, tracefs_root, StealSample, TraceCapture, TraceConfig, TraceError, NOT_MOUNTED};
+
+/// Events without which the split cannot be made.
+const REQUIRED: [EventId; 4] =
+    [EventId::HrtimerStart, EventId::HrtimerExpireEntry, EventId::SchedSwitch, EventId::SchedWaking];
+
+/// How often the reader polls the buffers when they were empty.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// How often the reader samples /proc/stat steal time.
+const STEAL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Sessions started by this process, for unique instance names.
+static SESSIONS: AtomicU32 = AtomicU32::new(0);
+
+fn io(op: impl Into<String>) -> impl FnOnce(std::io::Error) -> TraceError {
+    let op = op.into();
+    move |source| TraceError::Io { op, source }
+}
+
+fn write_file(path: &Path, value: &str) -> Result<(), TraceError> {
+    std::fs::write(path, value).map_err(io(format!("writing {value:?} to {}", path.display())))
+}
+
+/// The tracefs root if the tracefs backend can be used: mounted, writable, required events
+/// present.
+pub(super) fn check_support() -> Result<PathBuf, TraceError> {
+    let root = tracefs_root().ok_or_else(|| TraceError::Unsupported(NOT_MOUNTED.into()))?;
+    let privileges = crate::privileges::current();
+    if privileges.euid != 0 {
+        return Err(TraceError::Unsupported(format!(
+            "permission denied creating a tracefs instance under {}: run as root",
+            root.join("instances").display()
+        )));
+    }
+    let missing: Vec<String> = REQUIRED
+        .iter()
+        .map(|e| e.tracepoint())
+        .filter(|tp| !root.join("events").join(tp).join("format").exists())
+        .collect();
+    if !missing.is_empty() {
+        return Err(TraceError::Unsupported(format!(
+            "this kernel lacks the tracepoint(s) {} under {}/events",
+            missing.join(", ").replace('/', ":"),
+            root.display()
+        )));
+    }
+    Ok(root)
+}
+
+/// The address of `hrtimer_wakeup` (the callback of a sleeping task's timer) from
+/// /proc/kallsyms; None when unreadable or hidden (kptr_restrict shows zeros).
+fn hrtimer_wakeup_address() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
+    text.lines().find_map(|line| {
+        let mut f = line.split_whitespace();
+        let (addr, _kind, name) = (f.next()?, f.next()?, f.next()?);
+        if name != "hrtimer_wakeup" || f.next().is_some() {
+            return None;
+        }
+        u64::from_str_radix(addr, 16).ok().filter(|&a| a != 0)
+    })
+}
+
+/// `tracing_cpumask` text for a CPU set: hex, comma-separated 32-bit groups.
+pub(super) fn cpumask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map_or(1, |&m| m / 32 + 1);
+    let mut mask = vec![0u32; words];
+    for &cpu in cpus {
+        if let Some(w) = mask.get_mut(cpu / 32) {
+            *w |= 1 << (cpu % 32);
+        }
+    }
+    let mut groups: Vec<String> = mask.iter().rev().map(|w| format!("{w:08x}")).collect();
+    if let Some(first) = groups.first_mut() {
+        let trimmed = first.trim_start_matches('0');
+        *first = if trimmed.is_empty() { "0".into() } else { trimmed.into() };
+    }
+    groups.join(",")
+}
+
+/// rmdir of an instance, retried briefly while the kernel says it is busy (a reader's file
+/// not yet released).
+pub(super) fn remove_instance_dir(dir: &Path) -> Result<(), TraceError> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(io(format!("removing tracefs instance {}", dir.display()))(e)),
+        }
+    }
+}
+
+/// Ticks per second of /proc/stat's counters.
+fn user_hz() -> u64 {
+    // SAFETY: sysconf only reads a system constant; it has no memory arguments.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
+}
+
+/// What the reader thread produced.
+#[derive(Debug, Default)]
+struct ReaderOutput {
+    bytes: u64,
+    steal: Vec<StealSample>,
+}
+
+struct CpuReader {
+    cpu: usize,
+    pipe: File,
+    spool: File,
+    /// Bytes spooled (whole pages unless the kernel misbehaves: checked at the end).
+    bytes: u64,
+}
+
+fn reader_loop(
+    mut readers: Vec<CpuReader>,
+    page_size: usize,
+    stop: Arc<AtomicBool>,
+) -> Result<ReaderOutput, TraceError> {
+    let mut out = ReaderOutput::default();
+    let mut page = vec![0u8; page_size];
+    let hz = user_hz();
+    let cpus: Vec<usize> = readers.iter().map(|r| r.cpu).collect();
+    let mut next_steal = Instant::now();
+    loop {
+        // Read the flag before draining: once it is set, tracing is off, and the drain that
+        // follows empties the buffers completely.
+        let stopping = stop.load(Ordering::Acquire);
+        let mut read_any = false;
+        for r in &mut readers {
+            loop {
+                match r.pipe.read(&mut page) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let data = page.get(..n).unwrap_or_default();
+                        r.spool.write_all(data).map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
+                        r.bytes += n as u64;
+                        read_any = true;
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(io(format!("reading trace_pipe_raw of cpu{}", r.cpu))(e)),
+                }
+            }
+        }
+        if Instant::now() >= next_steal || stopping {
+            sample_steal(&cpus, hz, &mut out.steal);
+            next_steal = Instant::now() + STEAL_INTERVAL;
+        }
+        if stopping {
+            break;
+        }
+        if !read_any {
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+    for r in &mut readers {
+        r.spool.flush().map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
+        if !r.bytes.is_multiple_of(page_size as u64) {
+            return Err(TraceError::Format(format!(
+                "cpu{}: trace_pipe_raw gave {} bytes, not whole {page_size}-byte pages",
+                r.cpu, r.bytes
+            )));
+        }
+        out.bytes += r.bytes;
+    }
+    Ok(out)
+}
+
+fn sample_steal(cpus: &[usize], hz: u64, steal: &mut Vec<StealSample>) {
+    let Ok(text) = std::fs::read_to_string("/proc/stat") else { return };
+    let ts_ns = crate::clock::monotonic_ns();
+    let Ok((_, times)) = crate::activity::parse_proc_stat(&text) else { return };
+    for t in times.iter().filter(|t| cpus.contains(&t.cpu)) {
+        let Ok(cpu) = u32::try_from(t.cpu) else { continue };
+        let steal_ns = u64::try_from(u128::from(t.steal) * 1_000_000_000 / u128::from(hz)).unwrap_or(u64::MAX);
+        steal.push(StealSample { ts_ns, cpu, steal_ns });
+    }
+}
+
+/// The session's state; [`super::TraceSession`] is its public face.
+#[derive(Debug)]
+pub(super) struct Session {
+    name: String,
+    dir: PathBuf,
+    config: TraceConfig,
+    layout: PageLayout,
+    formats: EventFormats,
+    description: String,
+    stop: Arc<AtomicBool>,
+    reader: Option<JoinHandle<Result<ReaderOutput, TraceError>>>,
+    spool_files: Vec<PathBuf>,
+    /// Set once the instance is torn down (stop or drop).
+    finished: bool,
+}
+
+impl Session {
+    pub(super) fn start(config: TraceConfig) -> Result<Self, TraceError> {
+        let root = check_support()?;
+        if config.cpus.is_empty() {
+            return Err(TraceError::Unsupported("no CPU to trace".into()));
+        }
+        for &cpu in &config.cpus {
+            if !root.join("per_cpu").join(format!("cpu{cpu}")).is_dir() {
+                return Err(TraceError::Unsupported(format!("CPU {cpu} has no tracing buffer")));
+            }
+        }
+        let header_page = super::read_tracefs_file(&root.join("events/header_page"))?;
+        let layout = PageLayout::parse(&header_page)?;
+        remove_stale_instances();
+
+        let (name, dir) = create_instance(&root)?;
+        // From here on, Drop removes the instance whatever fails.
+        let mut session = Session {
+            name,
+            dir,
+            config,
+            layout,
+            formats: EventFormats::default(),
+            description: String::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+            reader: None,
+            spool_files: Vec::new(),
+            finished: false,
+        };
+        session.configure()?;
+        Ok(session)
+    }
+
+    fn configure(&mut self) -> Result<(), TraceError> {
+        let dir = self.dir.clone();
+        write_file(&dir.join("tracing_on"), "0")?;
+        write_file(&dir.join("trace_clock"), "mono").map_err(|_| {
+            TraceError::Unsupported(
+                "the trace clock mono is not available (timestamps would not be CLOCK_MONOTONIC)".into(),
+            )
+        })?;
+        write_file(&dir.join("buffer_size_kb"), &self.config.buffer_kb_per_cpu.to_string())?;
+        let mask = cpumask(&self.config.cpus);
+        write_file(&dir.join("tracing_cpumask"), &mask)?;
+
+        let mut notes = Vec::new();
+        let mut enabled = Vec::new();
+        let wakeup = hrtimer_wakeup_address();
+        if wakeup.is_none() {
+            notes.push(
+                "hrtimer_wakeup's address is not readable in /proc/kallsyms: hrtimer events are not filtered"
+                    .to_string(),
+            );
+        }
+        let mut missing = Vec::new();
+        for event in EventId::all() {
+            let tp = event.tracepoint();
+            let event_dir = dir.join("events").join(&tp);
+            let Ok(text) = super::read_tracefs_file(&event_dir.join("format")) else {
+                match event {
+                    e if REQUIRED.contains(&e) => missing.push(tp.replace('/', ":")),
+                    // x86 has the local timer vector tracepoints; other architectures have
+                    // none, and the interrupt's start is hrtimer_expire_entry there.
+                    EventId::VectorEntry(Vector::LocalTimer) | EventId::VectorExit(Vector::LocalTimer)
+                        if cfg!(target_arch = "x86_64") || cfg!(target_arch = "x86") =>
+                    {
+                        missing.push(tp.replace('/', ":"))
+                    }
+                    EventId::VectorEntry(Vector::LocalTimer) => notes.push(
+                        "this architecture has no irq_vectors:local_timer tracepoints: the timer interrupt's start is taken from hrtimer_expire_entry"
+                            .into(),
+                    ),
+                    _ => {}
+                }
+                continue;
+            };
+            self.formats.insert(EventFormat::parse(event, &text)?);
+            let filter = match (event, wakeup) {
+                (EventId::HrtimerStart | EventId::HrtimerExpireEntry, Some(addr)) => {
+                    Some(format!("function == 0x{addr:x}"))
+                }
+                _ => None,
+            };
+            if let Some(filter) = &filter {
+                write_file(&event_dir.join("filter"), filter)?;
+            }
+            write_file(&event_dir.join("enable"), "1")?;
+            enabled.push(match filter {
+                Some(f) => format!("{} [{f}]", tp.replace('/', ":")),
+                None => tp.replace('/', ":"),
+            });
+        }
+        if !missing.is_empty() {
+            return Err(TraceError::Unsupported(format!("this kernel lacks the tracepoint(s) {}", missing.join(", "))));
+        }
+
+        std::fs::create_dir_all(&self.config.spool_dir)
+            .map_err(io(format!("creating spool directory {}", self.config.spool_dir.display())))?;
+        let mut readers = Vec::new();
+        for &cpu in &self.config.cpus {
+            let pipe_path = dir.join("per_cpu").join(format!("cpu{cpu}")).join("trace_pipe_raw");
+            let pipe = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&pipe_path)
+                .map_err(io(format!("opening {}", pipe_path.display())))?;
+            let spool_path = self.config.spool_dir.join(format!("cpu{cpu}.pages"));
+            let spool = File::create(&spool_path).map_err(io(format!("creating spool {}", spool_path.display())))?;
+            self.spool_files.push(spool_path);
+            readers.push(CpuReader { cpu, pipe, spool, bytes: 0 });
+        }
+
+        self.description = format!(
+            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads spooled to {}); events: {}{}",
+            self.name,
+            self.config.buffer_kb_per_cpu,
+            self.layout.page_size,
+            self.config.spool_dir.display(),
+            enabled.join(", "),
+            if notes.is_empty() { String::new() } else { format!("; notes: {}", notes.join("; ")) }
+        );
+
+        let stop = Arc::clone(&self.stop);
+        let page_size = self.layout.page_size;
+        let reader = std::thread::Builder::new()
+            .name("rtlab-trace".into())
+            .spawn(move || reader_loop(readers, page_size, stop))
+            .map_err(io("starting the trace reader thread"))?;
+        self.reader = Some(reader);
+        write_file(&dir.join("tracing_on"), "1")?;
+        Ok(())
+    }
+
+    pub(super) fn instance_name(&self) -> &str {
+        &self.name
+    }
+
+    pub(super) fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Stops tracing, drains and joins the reader, removes the instance. Idempotent.
+    fn finish(&mut self) -> Result<ReaderOutput, TraceError> {
+        if self.finished {
+            return Ok(ReaderOutput::default());
+        }
+        self.finished = true;
+        let off = write_file(&self.dir.join("tracing_on"), "0");
+        self.stop.store(true, Ordering::Release);
+        let output = match self.reader.take() {
+            Some(handle) => {
+                handle.join().unwrap_or_else(|_| Err(TraceError::Format("the trace reader thread panicked".into())))
+            }
+            None => Ok(ReaderOutput::default()),
+        };
+        // The reader's files are closed now (it returned), so the instance is not busy.
+        let removed = remove_instance_dir(&self.dir);
+        off?;
+        let output = output?;
+        removed?;
+        Ok(output)
+    }
+
+    pub(super) fn stop(&mut self) -> Result<TraceCapture, TraceError> {
+        let output = self.finish()?;
+        let mut events_lost = 0;
+        let mut uncounted = 0;
+        for path in &self.spool_files {
+            let bytes = std::fs::read(path).map_err(io(format!("reading spool {}", path.display())))?;
+            let (lost, pages) = super::ring::count_lost(&bytes, self.layout)?;
+            events_lost += lost;
+            uncounted += pages;
+        }
+        Ok(TraceCapture {
+            cpus: self.config.cpus.clone(),
+            spool_files: self.spool_files.clone(),
+            bytes: output.bytes,
+            events_lost,
+            pages_with_uncounted_loss: uncounted,
+            steal: output.steal,
+            description: self.description.clone(),
+            formats: self.formats.clone(),
+            layout: self.layout,
+        })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Best effort: a session dropped without stop (an error path, a panic) still leaves
+        // tracefs as it was.
+        let _ = self.finish();
+    }
+}
+
+/// Creates `instances/rtlab-<pid>` (or `rtlab-<pid>-<n>` for a further session of this
+/// process).
+fn create_instance(root: &Path) -> Result<(String, PathBuf), TraceError> {
+    let pid = std::process::id();
+    loop {
+        let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
+        let name = if n == 0 { format!("rtlab-{pid}") } else { format!("rtlab-{pid}-{n}") };
+        let dir = root.join("instances").join(&name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((name, dir)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
+                return Err(TraceError::Unsupported(
+                    "permission denied creating a tracefs instance: run as root".into(),
+                ))
+            }
+            Err(e) => return Err(io(format!("creating tracefs instance {}", dir.display()))(e)),
+        }
+    }
+}

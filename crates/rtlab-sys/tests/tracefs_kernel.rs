@@ -1,0 +1,171 @@
+//! Real-kernel tests of the tracefs backend (root with tracefs only; skipped with a printed
+//! reason otherwise): a session records a thread's sleeps exactly, and the top-level tracing
+//! state is the same before a session, after stop and after a dropped session.
+
+use std::sync::Mutex;
+
+use rtlab_sys::clock::{monotonic_ns, sleep_until_monotonic_ns};
+use rtlab_sys::sched::{AffinityGuard, Policy, SchedulingGuard};
+use rtlab_sys::tracefs::event::EventKind;
+use rtlab_sys::tracefs::{tracefs_root, tracing_state_snapshot, TraceConfig, TraceError, TraceSession};
+
+/// Sessions of this process share its pid in their instance names and the snapshot lists
+/// this process's instances: one test at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn skip_reason() -> Option<&'static str> {
+    if rtlab_sys::privileges::current().euid != 0 {
+        return Some("not root");
+    }
+    if tracefs_root().is_none() {
+        return Some("tracefs not mounted");
+    }
+    None
+}
+
+fn config(dir: &tempfile::TempDir) -> TraceConfig {
+    TraceConfig { cpus: vec![0], buffer_kb_per_cpu: 1024, spool_dir: dir.path().join("spool") }
+}
+
+fn current_tid() -> i32 {
+    // /proc/thread-self links to "<pid>/task/<tid>".
+    let link = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
+    link.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse().ok()).expect("tid")
+}
+
+#[test]
+fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = TraceSession::start(config(&dir)).unwrap();
+    assert!(session.instance_name().starts_with(&format!("rtlab-{}", std::process::id())));
+    assert!(tracefs_root().unwrap().join("instances").join(session.instance_name()).is_dir());
+
+    let tid = current_tid();
+    let requested: Vec<u64> = {
+        let _pin = AffinityGuard::pin_current_thread(0).unwrap();
+        // Real-time tasks have no timer slack, so the armed expiry is the requested one.
+        let _fifo = SchedulingGuard::set_current_thread(Policy::Fifo, 10).unwrap();
+        let mut requested = Vec::new();
+        let mut next = monotonic_ns() + 1_000_000;
+        for _ in 0..20 {
+            sleep_until_monotonic_ns(next).unwrap();
+            requested.push(next);
+            next += 1_000_000;
+        }
+        requested
+    };
+    let capture = session.stop().unwrap();
+    let after = tracing_state_snapshot().unwrap();
+    assert_eq!(before, after, "tracing state changed by a session");
+    assert!(capture.bytes > 0 && capture.bytes.is_multiple_of(4096), "{} bytes", capture.bytes);
+    assert_eq!(capture.events_lost, 0);
+    assert!(capture.description.contains("trace clock mono"), "{}", capture.description);
+    assert!(capture.steal.iter().all(|s| s.cpu == 0));
+    assert!(!capture.steal.is_empty());
+
+    let events = capture.events_of_cpu(0).unwrap();
+    println!("{}", capture.description);
+    println!("{} bytes spooled, {} events decoded on CPU 0, {} lost", capture.bytes, events.len(), capture.events_lost);
+    assert!(events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns), "timestamps go backwards");
+    let starts: Vec<(usize, u64, i64)> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.pid == tid)
+        .filter_map(|(i, e)| match e.kind {
+            EventKind::HrtimerStart { timer, expires_ns, .. } => Some((i, timer, expires_ns)),
+            _ => None,
+        })
+        .collect();
+    let armed: Vec<u64> = starts.iter().map(|&(_, _, expires)| expires as u64).collect();
+    assert_eq!(armed, requested, "hrtimer_start expiries of tid {tid}");
+    for &(i, timer, expires) in &starts {
+        let rest = &events[i + 1..];
+        let expire = rest
+            .iter()
+            .position(|e| matches!(e.kind, EventKind::HrtimerExpireEntry { timer: t, .. } if t == timer))
+            .unwrap_or_else(|| panic!("no hrtimer_expire_entry after the start of {expires}"));
+        // Same clock: the expiry is handled at or after the programmed time.
+        assert!(rest[expire].ts_ns >= expires as u64);
+        assert!(
+            rest[expire + 1..]
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::SchedSwitch { next_pid, .. } if next_pid == tid)),
+            "no switch to tid {tid} after the expiry of {expires}"
+        );
+    }
+    // all_events merges the same events (one CPU traced).
+    assert_eq!(capture.all_events().unwrap(), events);
+    capture.remove_spool().unwrap();
+    assert!(capture.spool_files.iter().all(|p| !p.exists()));
+}
+
+#[test]
+fn a_dropped_session_restores_tracing_state() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = TraceSession::start(config(&dir)).unwrap();
+    let name = session.instance_name().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    drop(session);
+    assert!(!tracefs_root().unwrap().join("instances").join(name).exists());
+    assert_eq!(before, tracing_state_snapshot().unwrap(), "tracing state changed by a dropped session");
+}
+
+#[test]
+fn support_lists_the_three_backends_in_order() {
+    let support = rtlab_sys::tracefs::support();
+    let names: Vec<&str> = support.iter().map(|b| b.name).collect();
+    assert_eq!(names, ["timerlat", "ebpf", "tracefs"]);
+    assert!(!support[0].usable && !support[1].usable);
+    assert!(support.iter().all(|b| !b.detail.is_empty()));
+    if skip_reason().is_none() {
+        assert!(support[2].usable, "{}", support[2].detail);
+    }
+}
+
+#[test]
+fn a_failed_start_leaves_nothing_behind() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let before = tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // A CPU that does not exist: refused before anything is created.
+    let err = TraceSession::start(TraceConfig { cpus: vec![100_000], ..config(&dir) }).unwrap_err();
+    assert!(matches!(err, TraceError::Unsupported(ref m) if m.contains("CPU 100000")), "{err}");
+    // A buffer size the kernel refuses (0): fails after the instance was made, which is
+    // then removed.
+    let err = TraceSession::start(TraceConfig { buffer_kb_per_cpu: 0, ..config(&dir) }).unwrap_err();
+    assert!(err.to_string().contains("buffer_size_kb"), "{err}");
+    assert_eq!(before, tracing_state_snapshot().unwrap());
+}
+
+#[test]
+fn instances_of_dead_rtlab_processes_are_removed() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The pid of a process that has exited (as after a SIGKILLed run).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = tracefs_root().unwrap().join("instances").join(format!("rtlab-{dead}"));
+    std::fs::create_dir(&stale).unwrap();
+    assert!(rtlab_sys::tracefs::remove_stale_instances() >= 1);
+    assert!(!stale.exists());
+}
