@@ -191,6 +191,10 @@ pub fn run(
     }
     let end_time = chrono::Local::now();
     drop(guards);
+    if plan.split && !plan.raw {
+        // The spool files went after each split; their directories go too.
+        let _ = std::fs::remove_dir_all(plan.output.join("trace"));
+    }
 
     let interrupted = stop.load(Ordering::SeqCst) || scenarios.iter().any(|s| s.interrupted);
     let warnings = rtlab_sys::sysinfo::distortions(&host, &plan.cpus);
