@@ -18,6 +18,10 @@
 //!   counted twice), the task that ran or blocked, higher-priority threads, the thread's own
 //!   path, and time no guest event accounts for (with the steal counter over the interval).
 
+mod cut;
+
+pub use cut::{COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS};
+
 use rtlab_sys::tracefs::event::KernelEvent;
 use rtlab_sys::tracefs::StealSample;
 use serde::{Deserialize, Serialize};
@@ -92,20 +96,25 @@ pub enum Unsplit {
 
 /// The thread id of the measuring thread named `comm` on `cpu`, from the events (the
 /// kernel keeps 15 bytes of a thread name).
-pub fn find_tid(_events: &[KernelEvent], _cpu: u32, _comm: &str) -> Option<i32> {
-    None
+/// Several threads of that name: the one switched in most often (ties: the first seen).
+pub fn find_tid(events: &[KernelEvent], cpu: u32, comm: &str) -> Option<i32> {
+    cut::find_tid(events, cpu, comm)
 }
 
 /// Splits `samples` (in time order, all of thread `tid`) with `events` (time order; for a
 /// timer the thread's CPU's events, for a datagram all CPUs' events merged). One result per
 /// sample, in order.
+///
+/// A `Lost` marker on the sample's CPU from [`LOST_LOOKBACK_NS`] before the due time to the
+/// wake-up makes it [`Unsplit::EventsLost`] whatever else was found. Cost: linear in the
+/// events plus, per sample, the events between its arming (or receive time) and its wake-up.
 pub fn split_samples(
-    _events: &[KernelEvent],
-    _tid: i32,
-    _stimulus: Stimulus,
-    _samples: &[WakeSample],
+    events: &[KernelEvent],
+    tid: i32,
+    stimulus: Stimulus,
+    samples: &[WakeSample],
 ) -> Vec<Result<SplitParts, Unsplit>> {
-    Vec::new()
+    cut::split_samples(events, tid, stimulus, samples)
 }
 
 /// What a cause of delay is.
