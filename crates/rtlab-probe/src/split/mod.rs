@@ -18,9 +18,13 @@
 //!   counted twice), the task that ran or blocked, higher-priority threads, the thread's own
 //!   path, and time no guest event accounts for (with the steal counter over the interval).
 
+mod attribution;
 mod cut;
+mod summary;
 
+pub use attribution::{CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
 pub use cut::{COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS};
+pub use summary::duration as format_duration;
 
 use rtlab_sys::tracefs::event::KernelEvent;
 use rtlab_sys::tracefs::StealSample;
@@ -176,22 +180,18 @@ pub const UNACCOUNTED_GAP_NS: i64 = 50_000;
 
 /// Explains one sample of thread `tid` (priority `thread_prio`, kernel scale) from the
 /// events of its CPU (time order) and the steal readings.
+///
+/// Without `parts` the sample is split from the same events if it can be; failing that,
+/// the handling is taken to start at the thread's first traced wake-up in the window (or at
+/// the due time). The causes always sum to `latency_ns`; see `docs/split.md` for the rules.
 pub fn explain(
-    _events: &[KernelEvent],
-    _tid: i32,
-    _thread_prio: i32,
-    _stimulus: Stimulus,
+    events: &[KernelEvent],
+    tid: i32,
+    thread_prio: i32,
+    stimulus: Stimulus,
     sample: &WakeSample,
-    _parts: Option<SplitParts>,
-    _steal: &[StealSample],
+    parts: Option<SplitParts>,
+    steal: &[StealSample],
 ) -> Explanation {
-    Explanation {
-        sample: *sample,
-        latency_ns: sample.latency_ns(),
-        parts: None,
-        causes: Vec::new(),
-        steal_ns: None,
-        steal_window_ns: None,
-        summary: String::new(),
-    }
+    attribution::explain(events, tid, thread_prio, stimulus, sample, parts, steal)
 }
