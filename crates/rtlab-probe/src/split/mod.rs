@@ -17,6 +17,10 @@
 //!   sample: timer IRQ delayed, IRQ/softirq handlers (innermost only, so nested time is not
 //!   counted twice), the task that ran or blocked, higher-priority threads, the thread's own
 //!   path, and time no guest event accounts for (with the steal counter over the interval).
+//!
+//! The method (boundaries, attribution rules, unaccounted time, limits) is described in
+//! `docs/split.md`; `cut` implements the split, `attribution` the explanation and `summary`
+//! its one-line wording.
 
 mod attribution;
 mod cut;
