@@ -17,6 +17,18 @@
 //!   sample: timer IRQ delayed, IRQ/softirq handlers (innermost only, so nested time is not
 //!   counted twice), the task that ran or blocked, higher-priority threads, the thread's own
 //!   path, and time no guest event accounts for (with the steal counter over the interval).
+//!
+//! The method (boundaries, attribution rules, unaccounted time, limits) is described in
+//! `docs/split.md`; `cut` implements the split, `attribution` the explanation and `summary`
+//! its one-line wording.
+
+mod attribution;
+mod cut;
+mod summary;
+
+pub use attribution::{CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
+pub use cut::{COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS};
+pub use summary::duration as format_duration;
 
 use rtlab_sys::tracefs::event::KernelEvent;
 use rtlab_sys::tracefs::StealSample;
@@ -92,20 +104,25 @@ pub enum Unsplit {
 
 /// The thread id of the measuring thread named `comm` on `cpu`, from the events (the
 /// kernel keeps 15 bytes of a thread name).
-pub fn find_tid(_events: &[KernelEvent], _cpu: u32, _comm: &str) -> Option<i32> {
-    None
+/// Several threads of that name: the one switched in most often (ties: the first seen).
+pub fn find_tid(events: &[KernelEvent], cpu: u32, comm: &str) -> Option<i32> {
+    cut::find_tid(events, cpu, comm)
 }
 
 /// Splits `samples` (in time order, all of thread `tid`) with `events` (time order; for a
 /// timer the thread's CPU's events, for a datagram all CPUs' events merged). One result per
 /// sample, in order.
+///
+/// A `Lost` marker on the sample's CPU from [`LOST_LOOKBACK_NS`] before the due time to the
+/// wake-up makes it [`Unsplit::EventsLost`] whatever else was found. Cost: linear in the
+/// events plus, per sample, the events between its arming (or receive time) and its wake-up.
 pub fn split_samples(
-    _events: &[KernelEvent],
-    _tid: i32,
-    _stimulus: Stimulus,
-    _samples: &[WakeSample],
+    events: &[KernelEvent],
+    tid: i32,
+    stimulus: Stimulus,
+    samples: &[WakeSample],
 ) -> Vec<Result<SplitParts, Unsplit>> {
-    Vec::new()
+    cut::split_samples(events, tid, stimulus, samples)
 }
 
 /// What a cause of delay is.
@@ -167,22 +184,18 @@ pub const UNACCOUNTED_GAP_NS: i64 = 50_000;
 
 /// Explains one sample of thread `tid` (priority `thread_prio`, kernel scale) from the
 /// events of its CPU (time order) and the steal readings.
+///
+/// Without `parts` the sample is split from the same events if it can be; failing that,
+/// the handling is taken to start at the thread's first traced wake-up in the window (or at
+/// the due time). The causes always sum to `latency_ns`; see `docs/split.md` for the rules.
 pub fn explain(
-    _events: &[KernelEvent],
-    _tid: i32,
-    _thread_prio: i32,
-    _stimulus: Stimulus,
+    events: &[KernelEvent],
+    tid: i32,
+    thread_prio: i32,
+    stimulus: Stimulus,
     sample: &WakeSample,
-    _parts: Option<SplitParts>,
-    _steal: &[StealSample],
+    parts: Option<SplitParts>,
+    steal: &[StealSample],
 ) -> Explanation {
-    Explanation {
-        sample: *sample,
-        latency_ns: sample.latency_ns(),
-        parts: None,
-        causes: Vec::new(),
-        steal_ns: None,
-        steal_window_ns: None,
-        summary: String::new(),
-    }
+    attribution::explain(events, tid, thread_prio, stimulus, sample, parts, steal)
 }
