@@ -1,6 +1,7 @@
 //! Cutting samples at kernel instants: [`split_samples`] and [`find_tid`].
 //!
-//! Timer: the thread's last `hrtimer_start` with `expires == due_ns` before the wake-up names
+//! Timer: the thread's last `hrtimer_start` with `expires == due_ns` (plus its timer slack,
+//! at most [`MAX_TIMER_SLACK_NS`]) before the wake-up names
 //! the timer; its `hrtimer_expire_entry` (or the `local_timer` vector entry enclosing it)
 //! is the start of the handling; the next `sched_switch` to the thread is the switch-in.
 //! Datagram: the first `sched_waking` of the thread at or after the receive time (less a
@@ -11,7 +12,7 @@
 //! receive time) to its wake-up, so a run costs O(events + samples · log events), never
 //! O(samples × events).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rtlab_sys::tracefs::event::{EventKind, KernelEvent, Vector};
 
@@ -24,6 +25,11 @@ pub const DATAGRAM_WAKING_ALLOWANCE_NS: u64 = 2_000;
 /// Events dropped this long before the due time can still hide the sample's arming or
 /// context, so they make the sample unsplit too.
 pub const LOST_LOOKBACK_NS: u64 = 1_000_000;
+
+/// `hrtimer_start` reports the expiry plus the thread's timer slack (0 for real-time
+/// threads, 1 ns where rtlab sets it for SCHED_OTHER, 50 µs by default): the thread's start
+/// with the nearest expiry at or this much after the due time names the sample's timer.
+pub const MAX_TIMER_SLACK_NS: i64 = 100_000;
 
 /// The kernel keeps this many bytes of a thread name (`TASK_COMM_LEN` less the NUL).
 pub const COMM_BYTES: usize = 15;
@@ -80,14 +86,14 @@ pub(crate) fn split_single(
 /// What one pass over the events finds for all samples.
 struct EventIndex {
     /// The thread's `hrtimer_start`s by programmed expiry: indices into the events, in order.
-    timer_starts: HashMap<i64, Vec<usize>>,
+    timer_starts: BTreeMap<i64, Vec<usize>>,
     /// Per CPU, the instants of `Lost` markers, in order.
     lost: HashMap<u32, Vec<u64>>,
 }
 
 impl EventIndex {
     fn build(events: &[KernelEvent], tid: i32) -> EventIndex {
-        let mut timer_starts: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut timer_starts: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
         let mut lost: HashMap<u32, Vec<u64>> = HashMap::new();
         for (index, event) in events.iter().enumerate() {
             match &event.kind {
@@ -153,7 +159,11 @@ fn timer_handling(
     sample: &WakeSample,
 ) -> Result<(u64, usize, bool), Unsplit> {
     let due = i64::try_from(sample.due_ns).map_err(|_| Unsplit::NoTimerArmed)?;
-    let starts = index.timer_starts.get(&due).ok_or(Unsplit::NoTimerArmed)?;
+    let (_, starts) = index
+        .timer_starts
+        .range(due..=due.saturating_add(MAX_TIMER_SLACK_NS))
+        .next()
+        .ok_or(Unsplit::NoTimerArmed)?;
     let start_index = starts
         .iter()
         .rev()
