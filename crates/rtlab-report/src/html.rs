@@ -86,7 +86,7 @@ impl ReportExporter for HtmlReport {
         let digests: Vec<RunDigest> = set.runs.iter().map(|r| RunDigest::of(&r.run)).collect::<Result<_, _>>()?;
         let figures = figures::report_figures(set)?;
         let tail_figures = figures::tail_figures(set)?;
-        let table_figures = figures::table_figures(set)?;
+        let table_figures = [figures::table_figures(set)?, tables::split::report_figures(set)].concat();
         let tables = tables::report_tables(set)?;
 
         let mut page = String::with_capacity(1 << 20);
@@ -257,6 +257,7 @@ fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
         ));
     }
     other.extend(run.warnings.iter().map(|w| w.message.clone()));
+    other.extend(run.split.iter().flat_map(|s| s.warnings()).map(|w| format!("kernel split: {w}.")));
     let lost: u64 = run.measurements.iter().map(|m| m.lost).sum();
     if lost > 0 {
         other.push(format!(
