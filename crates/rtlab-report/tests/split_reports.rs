@@ -388,7 +388,7 @@ fn html_report_of_a_split_run() {
     assert!(explained.contains("<div class=\"beside\">"), "the spike bars sit with their table");
     let figure_start = explained.find("<figure").unwrap();
     let figure = &explained[figure_start..];
-    assert_eq!(figure.matches("<text x=\"300\"").count(), 3, "one labelled bar per spike");
+    assert_eq!(figure.matches("text-anchor=\"end\">CPU ").count(), 3, "one labelled bar per spike");
     for kind in CAUSE_KINDS {
         let words = rtlab_report::split::cause_words(kind);
         assert!(figure.contains(&format!(">{}</text>", rtlab_report::html::escape(words))), "legend lacks {words}");

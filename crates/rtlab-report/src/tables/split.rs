@@ -16,7 +16,7 @@ use crate::model::RunResult;
 use crate::report_set::ReportSet;
 use crate::split::{
     cause_label, cause_text, cause_words, part_medians, share_text, unsplit_words, ExplainedSpike, SplitCoverage,
-    SplitRun, CAUSE_KINDS,
+    SplitRun, CAUSE_KINDS, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
 };
 use crate::terminal::{text_table, thousands};
 use rtlab_analysis::units::format_us;
@@ -68,17 +68,18 @@ pub fn statement_table(split: &SplitRun, id: &str, title_suffix: &str) -> Table 
         ("backend", format!("{}: {}", split.backend, split.backend_detail)),
         ("why this backend", split.backend_choice.clone()),
         ("tracing overhead", split.overhead_text()),
-        ("events", format!("{} decoded, {} lost", thousands(split.events), thousands(split.events_lost))),
+        // Values open with words, so that they read (and align) as text.
+        ("kernel events", format!("decoded {}, lost {}", thousands(split.events), thousands(split.events_lost))),
         (
-            "samples split",
+            "samples",
             format!(
-                "{} of {} ({})",
+                "split {} of {} ({})",
                 thousands(split_samples),
                 thousands(samples),
                 percent(split_samples, samples).shown
             ),
         ),
-        ("explained", split.explained_text()),
+        ("spikes", spikes_text(split)),
     ];
     for (what, value) in rows {
         push_row(&mut table, vec![Cell::text(what), Cell::text(value)]);
@@ -246,6 +247,27 @@ pub fn explanations_table(split: &SplitRun, scenario: Option<&str>, id: &str, ti
     Some(table)
 }
 
+/// What was explained, opening with words: "above 100.0 µs: 7 samples, 3 explained".
+fn spikes_text(split: &SplitRun) -> String {
+    match split.explain_above_ns {
+        Some(ns) => format!(
+            "above {} µs: {} samples, {} explained{}",
+            format_us(i64::try_from(ns).unwrap_or(i64::MAX)),
+            thousands(split.above_threshold),
+            split.explanations.len(),
+            if (split.explanations.len() as u64) < split.above_threshold {
+                format!(" (at most the {MAX_EXPLAINED_PER_THREAD} worst per thread are kept)")
+            } else {
+                String::new()
+            }
+        ),
+        None => format!(
+            "the worst {DEFAULT_EXPLAINED_PER_THREAD} samples per thread explained ({} in all)",
+            split.explanations.len()
+        ),
+    }
+}
+
 fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
@@ -378,7 +400,8 @@ pub fn cause_colour(kind: CauseKind) -> &'static str {
 }
 
 const FIGURE_WIDTH: f64 = 960.0;
-const LABEL_WIDTH: f64 = 300.0;
+/// Estimated width of a character of 14 px sans-serif text (the browser lays text out).
+const CHAR_WIDTH: f64 = 7.6;
 const ROW_HEIGHT: f64 = 30.0;
 const LEGEND_ROW: f64 = 24.0;
 
@@ -396,7 +419,7 @@ pub fn spikes_figure(split: &SplitRun, id: &str, title: &str) -> Option<Figure> 
     let mut legend = Vec::new();
     let (mut x, mut row) = (12.0, 0.0);
     for kind in &kinds {
-        let w = 26.0 + cause_words(*kind).chars().count() as f64 * 7.6 + 20.0;
+        let w = 26.0 + cause_words(*kind).chars().count() as f64 * CHAR_WIDTH + 20.0;
         if x > 12.0 && x + w > FIGURE_WIDTH - 12.0 {
             x = 12.0;
             row += 1.0;
@@ -415,7 +438,13 @@ pub fn spikes_figure(split: &SplitRun, id: &str, title: &str) -> Option<Figure> 
          role=\"img\" aria-label=\"{t}\"><title>{t}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#FFFFFF\"/>",
         t = escape(title)
     );
-    let bar_x = LABEL_WIDTH + 12.0;
+    let labels: Vec<String> = split
+        .explanations
+        .iter()
+        .map(|s| format!("CPU {} {} · {} µs", s.cpu, s.when_text(), format_us(s.explanation.latency_ns)))
+        .collect();
+    let label_width = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64 * CHAR_WIDTH + 16.0;
+    let bar_x = label_width.clamp(200.0, FIGURE_WIDTH / 2.0) + 12.0;
     let bar_width = FIGURE_WIDTH - bar_x - 16.0;
     let _ = writeln!(
         svg,
@@ -424,17 +453,16 @@ pub fn spikes_figure(split: &SplitRun, id: &str, title: &str) -> Option<Figure> 
          fill=\"#222222\" text-anchor=\"end\">100 %</text>",
         bar_x + bar_width
     );
-    for (i, spike) in split.explanations.iter().enumerate() {
+    for (i, (spike, label)) in split.explanations.iter().zip(&labels).enumerate() {
         let e = &spike.explanation;
         let y = top + i as f64 * ROW_HEIGHT;
-        let label = format!("CPU {} {} · {} µs", spike.cpu, spike.when_text(), format_us(e.latency_ns));
         let _ = writeln!(
             svg,
-            "<text x=\"{}\" y=\"{}\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#222222\" \
+            "<text x=\"{:.0}\" y=\"{}\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#222222\" \
              text-anchor=\"end\">{}</text>",
-            LABEL_WIDTH,
+            bar_x - 12.0,
             y + ROW_HEIGHT / 2.0 + 5.0,
-            escape(&label)
+            escape(label)
         );
         // Widths from the running sum, so the segments meet and end exactly at the bar's end.
         let total: i64 = e.causes.iter().map(|c| c.ns.max(0)).sum::<i64>().max(1);
