@@ -312,6 +312,10 @@ fn json_summary_of_a_split_run() {
     assert!(cpu0["median_sched_ns"].as_i64().unwrap() > 0);
     assert_eq!(json["split"]["samples"], 10_000);
     assert_eq!(json["split"]["explained"], 3);
+    // RTLAB_SPLIT_FIXTURE=DIR saves the fixture run there, to give it to `rtlab report` by hand.
+    if let Some(dir) = std::env::var_os("RTLAB_SPLIT_FIXTURE") {
+        split_run().save(std::path::Path::new(&dir)).unwrap();
+    }
     insta::assert_snapshot!("split_json_summary", serde_json::to_string_pretty(&json["split"]).unwrap());
     // Without --split, no split key.
     let plain = RunResult::load(&fixture_path("simulated-2cpu.run.json")).unwrap();
