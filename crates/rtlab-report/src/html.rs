@@ -250,6 +250,7 @@ fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
             serious.push(format!("scenario {} was cut short.", s.name));
         }
     }
+    serious.extend(run.split.iter().flat_map(|s| s.warnings()).map(|w| format!("kernel split: {w}.")));
     if run.host.virtualization.guest && !run.warnings.iter().any(|w| w.code == "virtual-machine") {
         other.push(format!(
             "running in a virtual machine ({}): the hypervisor can delay wake-ups by milliseconds.",
@@ -257,7 +258,6 @@ fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
         ));
     }
     other.extend(run.warnings.iter().map(|w| w.message.clone()));
-    other.extend(run.split.iter().flat_map(|s| s.warnings()).map(|w| format!("kernel split: {w}.")));
     let lost: u64 = run.measurements.iter().map(|m| m.lost).sum();
     if lost > 0 {
         other.push(format!(

@@ -526,3 +526,92 @@ pub fn report_figures(set: &ReportSet) -> Vec<TableFigure> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_probe::split::Cause;
+
+    fn coverage(probe: &str) -> SplitCoverage {
+        SplitCoverage {
+            scenario: "idle".into(),
+            probe: probe.into(),
+            cpu: 0,
+            tid: None,
+            samples: 0,
+            split: 0,
+            unsplit: Vec::new(),
+            sum_within_1us: 0,
+            max_sum_error_ns: 0,
+        }
+    }
+
+    #[test]
+    fn the_first_part_is_named_for_the_probes_shown() {
+        let (timer, net) = (coverage("timer"), coverage("net"));
+        assert_eq!(first_part_header(&[&timer]), "interrupt latency");
+        assert_eq!(first_part_header(&[&net]), "wake-up");
+        assert_eq!(first_part_header(&[&timer, &net]), "interrupt latency / net wake-up");
+        assert_eq!(first_part_name("net"), "wake-up");
+        // No samples: nothing to warn about, and no share to show.
+        assert_eq!(timer.warning(), None);
+        assert_eq!(percent(0, 0).shown, "-");
+    }
+
+    #[test]
+    fn causes_in_words() {
+        let softirq =
+            Cause { kind: CauseKind::Softirq, name: "softirq NET_RX".into(), pid: None, prio: None, ns: 90_000 };
+        assert_eq!(cause_text(&softirq, 312_000), "softirq NET_RX 90.0 µs (29 %)");
+        let task =
+            Cause { kind: CauseKind::BlockingTask, name: "stress-ng".into(), pid: Some(7), prio: Some(120), ns: 1_000 };
+        assert_eq!(cause_text(&task, 1_000_000), "blocking task stress-ng (pid 7, prio 120) 1.0 µs (<1 %)");
+        let idle = Cause { kind: CauseKind::IrqDelayedIdle, name: String::new(), pid: None, prio: None, ns: 0 };
+        assert_eq!(cause_label(&idle), "timer IRQ delayed: CPU leaving idle");
+        assert_eq!(share_text(1, 0), "-");
+        for kind in CAUSE_KINDS {
+            assert!(cause_colour(kind).starts_with('#'));
+        }
+        let colours: std::collections::BTreeSet<_> = CAUSE_KINDS.iter().map(|k| cause_colour(*k)).collect();
+        assert_eq!(colours.len(), CAUSE_KINDS.len(), "one colour per kind");
+    }
+
+    #[test]
+    fn no_figure_without_explanations_and_bars_end_at_the_bar_end() {
+        let mut split = SplitRun {
+            backend: "tracefs".into(),
+            backend_detail: String::new(),
+            backend_choice: String::new(),
+            overhead: None,
+            coverage: Vec::new(),
+            events: 0,
+            events_lost: 0,
+            explain_above_ns: None,
+            above_threshold: 0,
+            explanations: Vec::new(),
+        };
+        assert!(spikes_figure(&split, "f", "t").is_none());
+        let causes = vec![
+            Cause { kind: CauseKind::Unaccounted, name: String::new(), pid: None, prio: None, ns: 2 },
+            Cause { kind: CauseKind::OwnThread, name: String::new(), pid: None, prio: None, ns: 1 },
+        ];
+        split.explanations.push(ExplainedSpike {
+            scenario: "idle".into(),
+            probe: "timer".into(),
+            cpu: 0,
+            at_s: Some(1.0),
+            explanation: rtlab_probe::split::Explanation {
+                sample: rtlab_probe::split::WakeSample { cpu: 0, due_ns: 0, wake_ns: 3 },
+                latency_ns: 3,
+                parts: None,
+                causes,
+                steal_ns: None,
+                steal_window_ns: None,
+                summary: String::new(),
+            },
+        });
+        let svg = spikes_figure(&split, "f", "t & <u>").unwrap().svg;
+        assert!(svg.contains("aria-label=\"t &amp; &lt;u&gt;\""), "{svg}");
+        assert_eq!(svg.matches("<rect x=").count(), 2 + 2, "two segments, two legend swatches");
+    }
+}
