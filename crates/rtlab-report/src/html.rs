@@ -86,7 +86,7 @@ impl ReportExporter for HtmlReport {
         let digests: Vec<RunDigest> = set.runs.iter().map(|r| RunDigest::of(&r.run)).collect::<Result<_, _>>()?;
         let figures = figures::report_figures(set)?;
         let tail_figures = figures::tail_figures(set)?;
-        let table_figures = figures::table_figures(set)?;
+        let table_figures = [figures::table_figures(set)?, tables::split::report_figures(set)].concat();
         let tables = tables::report_tables(set)?;
 
         let mut page = String::with_capacity(1 << 20);
@@ -250,6 +250,7 @@ fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
             serious.push(format!("scenario {} was cut short.", s.name));
         }
     }
+    serious.extend(run.split.iter().flat_map(|s| s.warnings()).map(|w| format!("kernel split: {w}.")));
     if run.host.virtualization.guest && !run.warnings.iter().any(|w| w.code == "virtual-machine") {
         other.push(format!(
             "running in a virtual machine ({}): the hypervisor can delay wake-ups by milliseconds.",

@@ -37,6 +37,9 @@ struct SummaryDocument<'a> {
     verdict: Option<&'a crate::verdict::Verdict>,
     /// `rtlab run --taskset`: the jobs and their deadlines; null for a probe run.
     taskset: Option<TasksetSummary<'a>>,
+    /// `rtlab run --split`: backend, overhead, coverage and median parts; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split: Option<crate::split::SplitSummary<'a>>,
 }
 
 /// A task-set run in brief: totals over every task and scenario, then one entry per task
@@ -123,6 +126,7 @@ impl Exporter for JsonSummary {
             warnings: &run.warnings,
             verdict: run.verdict.as_ref(),
             taskset: run.taskset.as_ref().map(taskset_summary),
+            split: run.split.as_ref().map(|s| crate::split::SplitSummary::of(run, s)),
         };
         let mut text = serde_json::to_string_pretty(&doc).map_err(|e| ReportError::Encode(e.to_string()))?;
         text.push('\n');

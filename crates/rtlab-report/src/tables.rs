@@ -17,6 +17,7 @@ use rtlab_analysis::{percentile, LatencyHistogram, Summary};
 use serde::Serialize;
 
 pub mod probes;
+pub mod split;
 pub mod tail;
 pub mod taskset;
 
@@ -72,6 +73,7 @@ pub fn report_tables(set: &ReportSet) -> Result<Vec<Table>, crate::ReportError> 
     tables.extend(probes::report_tables(&columns)?);
     tables.extend(tail::report_tables(set)?);
     tables.extend(taskset::report_tables(set));
+    tables.extend(split::report_tables(set));
     tables.extend(loads_table(&columns));
     tables.extend(activity_table(&columns));
     tables.push(environment_table(set));

@@ -20,6 +20,12 @@ pub fn metric_title(metric: &str) -> String {
     let title = match metric {
         "timer.latency" => "Timer latency",
         "timer.jitter" => "Period jitter",
+        "timer.irq" => "Interrupt latency (timer expiry to IRQ handler)",
+        "timer.sched" => "Scheduling part (IRQ handler to thread switched in)",
+        "timer.return" => "Return to user space (switch-in to user timestamp)",
+        "net.wakeup" => "Wake-up (kernel receive to sched_waking)",
+        "net.sched" => "Scheduling part (wake-up to receiver switched in)",
+        "net.return" => "Return to user space (switch-in to receive timestamp)",
         "jitter.jitter" => "Period jitter (all periods)",
         "jitter.latency" => "Wake-up latency (all periods)",
         "sleep.overshoot" => "Sleep overshoot",
@@ -335,6 +341,7 @@ impl Exporter for TerminalSummary {
                 out.push_str(&text_table(&table));
             }
             out.push_str(&crate::tables::taskset::terminal_section(run, &scenario.name));
+            out.push_str(&crate::tables::split::terminal_section(run, &scenario.name));
             out.push('\n');
             if let Some(a) = &scenario.activity {
                 let _ = writeln!(out, "Activity: {}", activity_line(a));
