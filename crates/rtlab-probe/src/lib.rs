@@ -38,8 +38,8 @@ pub mod split;
 pub mod sweep;
 pub mod switch;
 pub mod taskset;
-pub mod traced;
 pub mod timer;
+pub mod traced;
 pub mod workers;
 
 use rtlab_analysis::{LatencyHistogram, Moments};

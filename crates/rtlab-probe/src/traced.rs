@@ -38,7 +38,11 @@ pub struct ThreadSplit {
     pub split: u64,
     pub unsplit: Vec<(Unsplit, u64)>,
     pub sum_within_1us: u64,
+    /// Split samples whose switch-in was inferred (the kernel did not record it).
+    pub switch_in_inferred: u64,
     pub max_sum_error_ns: i64,
+    /// The first sample's time (raw `expected_ns`): explanations are placed from here.
+    pub window_start_ns: u64,
     /// Samples above `explain_above_ns` (0 without a threshold).
     pub above_threshold: u64,
     pub explanations: Vec<Explanation>,
@@ -121,7 +125,9 @@ pub fn apply_split(
             split: 0,
             unsplit: Vec::new(),
             sum_within_1us: 0,
+            switch_in_inferred: 0,
             max_sum_error_ns: 0,
+            window_start_ns: window_start,
             above_threshold: 0,
             explanations: Vec::new(),
         };
@@ -129,6 +135,7 @@ pub fn apply_split(
             match result {
                 Ok(parts) => {
                     account.split += 1;
+                    account.switch_in_inferred += u64::from(parts.switch_in_inferred);
                     let error = (parts.first_ns + parts.sched_ns + parts.return_ns - sample.latency_ns()).abs();
                     account.max_sum_error_ns = account.max_sum_error_ns.max(error);
                     if error <= 1_000 {
@@ -197,7 +204,11 @@ fn wake_samples(thread: &crate::ThreadOutput, stimulus: Stimulus) -> Result<(Vec
             let at = raw.iter().map(|s| s.expected_ns).collect();
             let samples = raw
                 .iter()
-                .map(|s| WakeSample { cpu, due_ns: s.expected_ns, wake_ns: s.expected_ns.saturating_add_signed(s.value_ns) })
+                .map(|s| WakeSample {
+                    cpu,
+                    due_ns: s.expected_ns,
+                    wake_ns: s.expected_ns.saturating_add_signed(s.value_ns),
+                })
                 .collect();
             Ok((at, samples))
         }

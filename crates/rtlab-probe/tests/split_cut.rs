@@ -12,7 +12,7 @@ fn sample(due_ns: u64, wake_ns: u64) -> WakeSample {
 }
 
 fn parts(first_ns: i64, sched_ns: i64, return_ns: i64, handled_at_ns: u64, switched_in_at_ns: u64) -> SplitParts {
-    SplitParts { first_ns, sched_ns, return_ns, handled_at_ns, switched_in_at_ns }
+    SplitParts { first_ns, sched_ns, return_ns, handled_at_ns, switched_in_at_ns, switch_in_inferred: false }
 }
 
 /// One sleep of the thread on an idle CPU: armed at `due - 9_900`, timer IRQ at `irq`,
@@ -125,16 +125,19 @@ fn missing_events_give_the_reason() {
     let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(10_000, 10_700)]);
     assert_eq!(got, vec![Err(Unsplit::NoHandling)]);
 
-    // Handled, never switched in before the wake-up.
+    // Handled while another task ran, never switched in before the wake-up.
     let mut sc = Scenario::on(0);
-    sc.arm(100, TID, TIMER, 10_000).switch(200, THREAD, IDLE).timer_irq(10_300, 0).switch(10_800, IDLE, THREAD);
+    sc.arm(100, TID, TIMER, 10_000)
+        .switch(200, THREAD, STRESS)
+        .timer_irq(10_300, STRESS.pid)
+        .switch(10_800, STRESS, THREAD);
     let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(10_000, 10_700)]);
     assert_eq!(got, vec![Err(Unsplit::NoSwitchIn)]);
 
     // A switch to the thread on another CPU does not count.
     let mut sc = Scenario::on(0);
-    sc.arm(100, TID, TIMER, 10_000).switch(200, THREAD, IDLE).timer_irq(10_300, 0);
-    sc.cpu(1).switch(10_500, IDLE, THREAD);
+    sc.arm(100, TID, TIMER, 10_000).switch(200, THREAD, STRESS).timer_irq(10_300, STRESS.pid);
+    sc.cpu(1).switch(10_500, STRESS, THREAD);
     let got = split_samples(&sc.merged(), TID, Stimulus::Timer, &[sample(10_000, 10_700)]);
     assert_eq!(got, vec![Err(Unsplit::NoSwitchIn)]);
 }
@@ -256,4 +259,22 @@ proptest! {
         prop_assert_eq!(p.handled_at_ns, irq);
         prop_assert_eq!(p.switched_in_at_ns, irq + 60 + sched);
     }
+}
+
+#[test]
+fn a_switch_out_of_idle_the_kernel_did_not_record_is_inferred_at_the_interrupt_exit() {
+    // Idle CPU, timer handled, no sched_switch to the thread (some kernels drop the switch out
+    // of the idle task): the switch is taken at the end of the idle CPU's last handler.
+    let mut sc = Scenario::on(0);
+    sc.arm(100, TID, TIMER, 10_000).switch(200, THREAD, IDLE).timer_irq(10_300, 0);
+    let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(10_000, 10_700)]);
+    let mut expected = parts(300, 60, 340, 10_300, 10_360);
+    expected.switch_in_inferred = true;
+    assert_eq!(got, vec![Ok(expected)]);
+
+    // Not when anything but the idle task's interrupts ran in between.
+    let mut sc = Scenario::on(0);
+    sc.arm(100, TID, TIMER, 10_000).switch(200, THREAD, IDLE).timer_irq(10_300, 0).switch(10_400, IDLE, STRESS);
+    let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(10_000, 10_700)]);
+    assert_eq!(got, vec![Err(Unsplit::NoSwitchIn)]);
 }

@@ -75,7 +75,8 @@ fn a_late_timer_irq_on_an_idle_cpu_with_nothing_traced_is_unaccounted_with_steal
             sched_ns: 100,
             return_ns: 50,
             handled_at_ns: irq,
-            switched_in_at_ns: irq + 100
+            switched_in_at_ns: irq + 100,
+            switch_in_inferred: false
         })
     );
     assert_eq!(got.causes, vec![unaccounted(4_100_000), local_timer(60), own(50), idle_blocking(40)]);

@@ -67,6 +67,10 @@ pub struct SplitCoverage {
     pub unsplit: Vec<(Unsplit, u64)>,
     /// Samples whose three parts add up to the sample within 1 µs.
     pub sum_within_1us: u64,
+    /// Split samples whose switch-in the kernel did not record and was taken at the end of
+    /// the idle CPU's last interrupt (docs/split.md).
+    #[serde(default)]
+    pub switch_in_inferred: u64,
     /// Largest |first + sched + return - sample| over the split samples.
     pub max_sum_error_ns: i64,
 }
@@ -316,6 +320,7 @@ pub struct CoverageSummary<'a> {
     pub samples: u64,
     pub split: u64,
     pub sum_within_1us: u64,
+    pub switch_in_inferred: u64,
     pub max_sum_error_ns: i64,
     /// Interrupt latency (timer) or wake-up (net).
     pub median_first_ns: Option<i64>,
@@ -371,6 +376,7 @@ impl<'a> SplitSummary<'a> {
                         samples: c.samples,
                         split: c.split,
                         sum_within_1us: c.sum_within_1us,
+                        switch_in_inferred: c.switch_in_inferred,
                         max_sum_error_ns: c.max_sum_error_ns,
                         median_first_ns: first,
                         median_sched_ns: sched,

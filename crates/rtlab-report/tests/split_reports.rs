@@ -32,7 +32,14 @@ fn cause(kind: CauseKind, name: &str, pid: Option<i32>, prio: Option<i32>, ns: i
 
 fn parts(first_ns: i64, sched_ns: i64, return_ns: i64, due_ns: u64) -> SplitParts {
     let handled_at_ns = due_ns + first_ns as u64;
-    SplitParts { first_ns, sched_ns, return_ns, handled_at_ns, switched_in_at_ns: handled_at_ns + sched_ns as u64 }
+    SplitParts {
+        first_ns,
+        sched_ns,
+        return_ns,
+        handled_at_ns,
+        switched_in_at_ns: handled_at_ns + sched_ns as u64,
+        switch_in_inferred: false,
+    }
 }
 
 /// One spike of thread `cpu`: due at `due_ns`, its causes (largest first) add up to it.
@@ -92,6 +99,7 @@ fn split_section() -> SplitRun {
                 split: 4996,
                 unsplit: vec![(Unsplit::EventsLost, 3), (Unsplit::NoSwitchIn, 1)],
                 sum_within_1us: 4996,
+                switch_in_inferred: 0,
                 max_sum_error_ns: 0,
             },
             SplitCoverage {
@@ -103,6 +111,7 @@ fn split_section() -> SplitRun {
                 split: 4951,
                 unsplit: vec![(Unsplit::NoTimerArmed, 49)],
                 sum_within_1us: 4950,
+                switch_in_inferred: 12,
                 max_sum_error_ns: 1_200,
             },
         ],

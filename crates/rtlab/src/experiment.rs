@@ -236,7 +236,9 @@ impl RunPlan {
         let requirements = parse_requirements(&args.require)?;
         let explain_above_ns = match &args.explain_above {
             None => None,
-            Some(_) if !args.split => return Err(usage("--explain-above explains the samples of --split: add --split")),
+            Some(_) if !args.split => {
+                return Err(usage("--explain-above explains the samples of --split: add --split"))
+            }
             Some(text) => Some(parse_time_ns(text).map_err(|e| usage(format!("--explain-above: {e}")))?),
         };
         let resolved = crate::probe_plan::resolve(args, &cpus, online, priority as i32)?;

@@ -350,7 +350,12 @@ fn measure_scenario(
             Err(e) if e.is_usage_error() && index == 0 => return Err(usage(e.to_string())),
             Err(e) => {
                 scenario.load_failure = Some(format!("the loads could not start: {e}"));
-                return Ok(ScenarioOutcome { scenario, measurements: Vec::new(), notes: Vec::new(), splits: Vec::new() });
+                return Ok(ScenarioOutcome {
+                    scenario,
+                    measurements: Vec::new(),
+                    notes: Vec::new(),
+                    splits: Vec::new(),
+                });
             }
         }
         let settle_started = Instant::now();

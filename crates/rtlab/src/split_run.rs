@@ -84,8 +84,8 @@ pub fn split_probe(
         thread_prio: kernel_prio(plan.policy.is_realtime(), plan.priority),
         histogram_max_ns: plan.histogram_max_ns,
     };
-    let account = apply_split(output, capture, &settings)
-        .map_err(|e| environment(format!("--split: {e}; nothing was saved")))?;
+    let account =
+        apply_split(output, capture, &settings).map_err(|e| environment(format!("--split: {e}; nothing was saved")))?;
     if !plan.raw {
         capture.remove_spool().map_err(|e| environment(format!("--split: {e}")))?;
     }
@@ -120,12 +120,14 @@ pub fn section(plan: &RunPlan, backend: Backend, splits: Vec<ProbeSplit>) -> Spl
                 split: t.split,
                 unsplit: t.unsplit.clone(),
                 sum_within_1us: t.sum_within_1us,
+                switch_in_inferred: t.switch_in_inferred,
                 max_sum_error_ns: t.max_sum_error_ns,
             });
             explanations.extend(t.explanations.iter().map(|e| ExplainedSpike {
                 scenario: split.scenario.clone(),
                 probe: split.probe.clone(),
                 cpu: t.cpu,
+                at_s: Some(e.sample.due_ns.saturating_sub(t.window_start_ns) as f64 / 1e9),
                 explanation: e.clone(),
             }));
         }

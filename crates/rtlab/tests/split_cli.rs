@@ -89,11 +89,8 @@ fn a_split_run_cuts_every_sample_into_parts_that_add_up() {
     let before = rtlab_sys::tracefs::tracing_state_snapshot().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let output = rtlab()
-        .args(["run", "--split", "--load", "idle", "--duration", "3s", "--output"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let output =
+        rtlab().args(["run", "--split", "--load", "idle", "--duration", "3s", "--output"]).arg(&out).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(rtlab_sys::tracefs::tracing_state_snapshot().unwrap(), before, "tracefs restored");

@@ -242,6 +242,10 @@ impl<'a> Walk<'a> {
             while let Some(boundary) = boundaries.next_if(|&b| b <= event.ts_ns) {
                 walk.charge(&context, cut_at, boundary, false);
                 cut_at = boundary;
+                // An inferred switch-in has no sched_switch event: the thread runs from here.
+                if Some(boundary) == switched_in_at {
+                    context.current = Some(tid);
+                }
             }
             let ends_in_lost_events = matches!(event.kind, EventKind::Lost { .. });
             walk.charge(&context, cut_at, event.ts_ns, ends_in_lost_events);
@@ -251,6 +255,9 @@ impl<'a> Walk<'a> {
         for boundary in boundaries {
             walk.charge(&context, cut_at, boundary, false);
             cut_at = boundary.max(cut_at);
+            if Some(boundary) == switched_in_at {
+                context.current = Some(tid);
+            }
         }
         walk.charge(&context, cut_at, sample.wake_ns, false);
         walk

@@ -129,12 +129,41 @@ fn split_one(
         Stimulus::Timer => timer_handling(events, index, tid, sample)?,
         Stimulus::Datagram => datagram_handling(events, tid, sample)?,
     };
-    let switched_in_at_ns = if thread_was_current {
-        handled_at_ns
+    let (switched_in_at_ns, switch_in_inferred) = if thread_was_current {
+        (handled_at_ns, false)
     } else {
-        switch_in_after(events, handling_index, tid, sample).ok_or(Unsplit::NoSwitchIn)?
+        match switch_in_after(events, handling_index, tid, sample) {
+            Some(ts) => (ts, false),
+            None => (switch_from_idle(events, handling_index, tid, sample).ok_or(Unsplit::NoSwitchIn)?, true),
+        }
     };
-    Ok(parts_at(sample, handled_at_ns, switched_in_at_ns))
+    let mut parts = parts_at(sample, handled_at_ns, switched_in_at_ns);
+    parts.switch_in_inferred = switch_in_inferred;
+    Ok(parts)
+}
+
+/// When the kernel recorded no switch to the thread (some kernels drop the `sched_switch`
+/// out of the idle task: docs/split.md): if the sample's CPU ran nothing but the idle task's
+/// interrupts from the handling on, the switch came right after the last of them. None when
+/// any other task ran or switched, or the CPU was not idle.
+fn switch_from_idle(events: &[KernelEvent], handling_index: usize, tid: i32, sample: &WakeSample) -> Option<u64> {
+    let handling = events.get(handling_index)?;
+    if handling.cpu == sample.cpu && handling.pid != 0 {
+        return None;
+    }
+    let mut last_idle_event = (handling.cpu == sample.cpu).then_some(handling.ts_ns);
+    for event in events.iter().skip(handling_index + 1).take_while(|e| e.ts_ns <= sample.wake_ns) {
+        if event.cpu != sample.cpu {
+            continue;
+        }
+        match (&event.kind, event.pid) {
+            (EventKind::SchedSwitch { .. } | EventKind::Lost { .. }, _) => return None,
+            (_, 0) => last_idle_event = Some(event.ts_ns),
+            (_, pid) if pid == tid => break,
+            _ => return None,
+        }
+    }
+    last_idle_event
 }
 
 /// The parts of a sample cut at two instants: differences of consecutive instants, so they
@@ -147,6 +176,7 @@ fn parts_at(sample: &WakeSample, handled_at_ns: u64, switched_in_at_ns: u64) -> 
         return_ns: signed(sample.wake_ns) - signed(switched_in_at_ns),
         handled_at_ns,
         switched_in_at_ns,
+        switch_in_inferred: false,
     }
 }
 
@@ -159,11 +189,8 @@ fn timer_handling(
     sample: &WakeSample,
 ) -> Result<(u64, usize, bool), Unsplit> {
     let due = i64::try_from(sample.due_ns).map_err(|_| Unsplit::NoTimerArmed)?;
-    let (_, starts) = index
-        .timer_starts
-        .range(due..=due.saturating_add(MAX_TIMER_SLACK_NS))
-        .next()
-        .ok_or(Unsplit::NoTimerArmed)?;
+    let (_, starts) =
+        index.timer_starts.range(due..=due.saturating_add(MAX_TIMER_SLACK_NS)).next().ok_or(Unsplit::NoTimerArmed)?;
     let start_index = starts
         .iter()
         .rev()

@@ -86,6 +86,11 @@ pub struct SplitParts {
     /// switch-in.
     pub handled_at_ns: u64,
     pub switched_in_at_ns: u64,
+    /// The kernel recorded no switch to the thread, and the CPU was idle from the handling
+    /// to the wake-up: the switch from the idle task is taken at the end of the last
+    /// handler the idle CPU ran (the idle loop switches as soon as the interrupt returns).
+    #[serde(default)]
+    pub switch_in_inferred: bool,
 }
 
 /// Why a sample has no split.

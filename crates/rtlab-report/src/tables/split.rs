@@ -125,6 +125,7 @@ pub fn coverage_table(
             "split",
             "split %",
             "within 1 µs",
+            "switch-in inferred",
             "max sum error (µs)",
             "not split",
             &format!("median {first} (µs)"),
@@ -149,6 +150,7 @@ pub fn coverage_table(
             Cell::count(c.split),
             percent(c.split, c.samples),
             percent(c.sum_within_1us, c.samples),
+            Cell::count(c.switch_in_inferred),
             Cell::us(c.max_sum_error_ns),
             Cell {
                 shown: c.unsplit_text(),
@@ -165,6 +167,8 @@ pub fn coverage_table(
     }
     table.notes.push(
         "Within 1 µs: samples whose three parts add up to the measured latency within 1 µs, of all samples; \
+         switch-in inferred: split samples whose switch to the thread the kernel did not record, taken at the end \
+         of the idle CPU's last interrupt (docs/split.md); \
          max sum error: the largest |parts − latency| of a split sample."
             .to_string()
             + if terminal { "" } else { " Medians from the part metrics." },
@@ -542,6 +546,7 @@ mod tests {
             split: 0,
             unsplit: Vec::new(),
             sum_within_1us: 0,
+            switch_in_inferred: 0,
             max_sum_error_ns: 0,
         }
     }

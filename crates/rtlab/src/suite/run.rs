@@ -114,7 +114,8 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
     let mut runs: Vec<Option<RunResult>> = Vec::new();
     for (i, p) in prepared.iter().enumerate() {
         let c = p.condition;
-        let gaps: Vec<String> = c.needs.iter().filter_map(|n| missing_capability(n, args.simulate.is_some()).flatten()).collect();
+        let gaps: Vec<String> =
+            c.needs.iter().filter_map(|n| missing_capability(n, args.simulate.is_some()).flatten()).collect();
         let mut record = ConditionRecord {
             name: c.name.clone(),
             title: c.title.clone(),
