@@ -112,6 +112,32 @@ fn a_cpu_hog_holds_off_the_timer_irq_and_then_blocks_the_thread() {
 }
 
 #[test]
+fn a_long_silence_before_the_timer_irq_while_a_task_is_current_is_unaccounted_and_names_the_task() {
+    // 3 ms with the timer due and nothing traced while stress-ng-cpu is current: a guest does
+    // not hold interrupts off that long, the vCPU did not run; the task stays on record.
+    let irq = D + 3_000_000;
+    let mut sc = asleep(STRESS);
+    sc.timer_irq(irq, STRESS.pid).switch(irq + 100, STRESS, THREAD);
+    let got = explain_timer(&sc, irq + 150, &[]);
+    assert_eq!(
+        got.causes,
+        vec![
+            cause(
+                CauseKind::Unaccounted,
+                "while stress-ng-cpu was current",
+                Some(STRESS.pid),
+                Some(STRESS.prio),
+                3_000_000
+            ),
+            local_timer(60),
+            own(50),
+            task(CauseKind::BlockingTask, STRESS, 40),
+        ]
+    );
+    assert_eq!(got.causes.iter().map(|c| c.ns).sum::<i64>(), got.latency_ns);
+}
+
+#[test]
 fn nested_handlers_are_charged_innermost_first_and_never_twice() {
     let irq = D + 1_000;
     let mut sc = asleep(IDLE);

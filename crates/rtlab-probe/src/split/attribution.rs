@@ -305,7 +305,9 @@ impl<'a> Walk<'a> {
             if pid == 0 {
                 (CauseKind::IrqDelayedIdle, true)
             } else {
-                (CauseKind::IrqDelayedTask, false)
+                // A guest does not hold interrupts off for this long; a long silence with
+                // the timer due is the vCPU not running as often as a task's doing.
+                (CauseKind::IrqDelayedTask, true)
             }
         } else if pid == 0 {
             (CauseKind::BlockingTask, true)
@@ -318,7 +320,12 @@ impl<'a> Walk<'a> {
             if pid == 0 && !handling_started {
                 self.idle_gap_before_handling_ns += ns;
             }
-            self.add(CauseKind::Unaccounted, String::new(), None, None, ns, from);
+            if kind == CauseKind::IrqDelayedTask {
+                // Which task was current stays on record: it may have held interrupts off.
+                self.add(CauseKind::Unaccounted, format!("while {comm} was current"), Some(pid), prio, ns, from);
+            } else {
+                self.add(CauseKind::Unaccounted, String::new(), None, None, ns, from);
+            }
             return;
         }
         let (name, pid, prio) = match kind {
