@@ -223,8 +223,12 @@ pub const CAUSE_KINDS: [CauseKind; 8] = [
 ];
 
 /// A cause without its duration: "softirq NET_RX", "blocking task stress-ng (pid 4242, prio 120)".
-pub fn cause_label(cause: &Cause) -> String {
+pub fn cause_label(cause: &Cause, probe: &str) -> String {
     let mut text = cause_words(cause.kind).to_string();
+    if probe == "net" {
+        // Before a datagram's handling the receiver's wake-up waits, not a timer interrupt.
+        text = text.replace("timer IRQ delayed", "wake-up delayed");
+    }
     // Handler names already say what they are ("softirq NET_RX"): no word twice.
     let name = cause.name.strip_prefix("softirq ").filter(|_| cause.kind == CauseKind::Softirq).unwrap_or(&cause.name);
     if !name.is_empty() {
@@ -240,10 +244,10 @@ pub fn cause_label(cause: &Cause) -> String {
 }
 
 /// "softirq NET_RX 90.0 µs (29 %)": a cause with its duration and share of the sample.
-pub fn cause_text(cause: &Cause, latency_ns: i64) -> String {
+pub fn cause_text(cause: &Cause, latency_ns: i64, probe: &str) -> String {
     format!(
         "{} {} µs ({})",
-        cause_label(cause),
+        cause_label(cause, probe),
         rtlab_analysis::units::format_us(cause.ns),
         share_text(cause.ns, latency_ns)
     )

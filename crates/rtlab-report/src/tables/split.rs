@@ -216,7 +216,7 @@ pub fn explanations_table(split: &SplitRun, scenario: Option<&str>, id: &str, ti
     );
     for spike in &spikes {
         let e = &spike.explanation;
-        let causes: Vec<String> = e.causes.iter().map(|c| cause_text(c, e.latency_ns)).collect();
+        let causes: Vec<String> = e.causes.iter().map(|c| cause_text(c, e.latency_ns, &spike.probe)).collect();
         let raw_causes: Vec<String> =
             e.causes.iter().map(|c| format!("{:?}:{}:{}ns", c.kind, c.name, c.ns).to_lowercase()).collect();
         let [first, sched, ret] = part_cells(spike);
@@ -379,9 +379,9 @@ fn terminal_spike(out: &mut String, spike: &ExplainedSpike) {
         format_us(e.latency_ns),
         spike.steal_text()
     );
-    let width = e.causes.iter().map(|c| cause_label(c).chars().count()).max().unwrap_or(0);
+    let width = e.causes.iter().map(|c| cause_label(c, &spike.probe).chars().count()).max().unwrap_or(0);
     for c in &e.causes {
-        let label = cause_label(c);
+        let label = cause_label(c, &spike.probe);
         let _ = writeln!(out, "    {label:<width$} {:>9} µs {:>5}", format_us(c.ns), share_text(c.ns, e.latency_ns));
     }
     if !e.summary.is_empty() {
@@ -486,7 +486,7 @@ pub fn spikes_figure(split: &SplitRun, id: &str, title: &str) -> Option<Figure> 
                 end - start,
                 ROW_HEIGHT - 8.0,
                 cause_colour(c.kind),
-                escape(&cause_text(c, e.latency_ns))
+                escape(&cause_text(c, e.latency_ns, &spike.probe))
             );
         }
     }
@@ -567,12 +567,13 @@ mod tests {
     fn causes_in_words() {
         let softirq =
             Cause { kind: CauseKind::Softirq, name: "softirq NET_RX".into(), pid: None, prio: None, ns: 90_000 };
-        assert_eq!(cause_text(&softirq, 312_000), "softirq NET_RX 90.0 µs (29 %)");
+        assert_eq!(cause_text(&softirq, 312_000, "timer"), "softirq NET_RX 90.0 µs (29 %)");
         let task =
             Cause { kind: CauseKind::BlockingTask, name: "stress-ng".into(), pid: Some(7), prio: Some(120), ns: 1_000 };
-        assert_eq!(cause_text(&task, 1_000_000), "blocking task stress-ng (pid 7, prio 120) 1.0 µs (<1 %)");
+        assert_eq!(cause_text(&task, 1_000_000, "timer"), "blocking task stress-ng (pid 7, prio 120) 1.0 µs (<1 %)");
         let idle = Cause { kind: CauseKind::IrqDelayedIdle, name: String::new(), pid: None, prio: None, ns: 0 };
-        assert_eq!(cause_label(&idle), "timer IRQ delayed: CPU leaving idle");
+        assert_eq!(cause_label(&idle, "timer"), "timer IRQ delayed: CPU leaving idle");
+        assert_eq!(cause_label(&idle, "net"), "wake-up delayed: CPU leaving idle");
         assert_eq!(share_text(1, 0), "-");
         for kind in CAUSE_KINDS {
             assert!(cause_colour(kind).starts_with('#'));
