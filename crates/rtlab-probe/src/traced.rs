@@ -14,7 +14,9 @@ use crate::raw::{read_all, RawSample};
 use crate::recorder::MetricRecorder;
 use crate::split::{self, Explanation, SplitParts, Stimulus, Unsplit, WakeSample};
 use crate::{ProbeError, ProbeOutput};
+use rtlab_sys::tracefs::event::{EventKind, KernelEvent};
 use rtlab_sys::tracefs::TraceCapture;
+use std::collections::BTreeSet;
 
 /// Which samples to explain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +106,7 @@ pub fn apply_split(
         }
         let (at, samples) = wake_samples(thread, stimulus)?;
         let comm = format!("rtlab-{}/{}", output.probe, thread.cpu);
-        let tid = split::find_tid(&cpu_events, thread.cpu as u32, &comm);
+        let tid = thread_tid(&cpu_events, thread.cpu as u32, &comm, stimulus, &samples);
         let results = match tid {
             Some(tid) => split::split_samples(merged.as_deref().unwrap_or(&cpu_events), tid, stimulus, &samples),
             None => vec![Err(Unsplit::NoSwitchIn); samples.len()],
@@ -166,6 +168,48 @@ pub fn apply_split(
         accounts.push(account);
     }
     Ok(ProbeSplitAccount { threads: accounts, events })
+}
+
+/// The measuring thread's id in the trace. Another rtlab running at the same time has
+/// threads of the same name on the same CPU: for a timer, the one whose armed expiries are
+/// this thread's samples' due times is it.
+fn thread_tid(events: &[KernelEvent], cpu: u32, comm: &str, stimulus: Stimulus, samples: &[WakeSample]) -> Option<i32> {
+    let named = split::find_tid(events, cpu, comm)?;
+    if stimulus != Stimulus::Timer {
+        return Some(named);
+    }
+    let wanted = &comm.as_bytes()[..comm.len().min(split::COMM_BYTES)];
+    let mut candidates: Vec<i32> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SchedSwitch { next_comm, next_pid, .. }
+                if e.cpu == cpu
+                    && next_comm.as_bytes().get(..split::COMM_BYTES).unwrap_or(next_comm.as_bytes()) == wanted =>
+            {
+                Some(*next_pid)
+            }
+            _ => None,
+        })
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    if candidates.len() < 2 {
+        return Some(named);
+    }
+    let due: BTreeSet<i64> = samples.iter().map(|s| s.due_ns as i64).collect();
+    let armed_for_us = |pid: i32| {
+        events
+            .iter()
+            .filter(|e| e.pid == pid)
+            .filter(|e| match e.kind {
+                EventKind::HrtimerStart { expires_ns, .. } => {
+                    due.range(expires_ns.saturating_sub(split::MAX_TIMER_SLACK_NS)..=expires_ns).next().is_some()
+                }
+                _ => false,
+            })
+            .count()
+    };
+    candidates.into_iter().max_by_key(|&pid| armed_for_us(pid))
 }
 
 /// Indices of the samples to explain, worst first: every sample above the threshold (the
@@ -231,5 +275,57 @@ fn wake_samples(thread: &crate::ThreadOutput, stimulus: Stimulus) -> Result<(Vec
             }
             Ok((at, samples))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(ts_ns: u64, pid: i32, kind: EventKind) -> KernelEvent {
+        KernelEvent { ts_ns, cpu: 0, pid, kind }
+    }
+
+    fn switch_to(ts_ns: u64, pid: i32) -> KernelEvent {
+        event(
+            ts_ns,
+            0,
+            EventKind::SchedSwitch {
+                prev_comm: "swapper/0".into(),
+                prev_pid: 0,
+                prev_prio: 120,
+                prev_state: 0,
+                next_comm: "rtlab-timer/0".into(),
+                next_pid: pid,
+                next_prio: 4,
+            },
+        )
+    }
+
+    fn armed(ts_ns: u64, pid: i32, expires_ns: i64) -> KernelEvent {
+        event(ts_ns, pid, EventKind::HrtimerStart { timer: 1, function: 2, expires_ns })
+    }
+
+    #[test]
+    fn another_rtlab_s_thread_of_the_same_name_is_told_apart_by_its_expiries() {
+        // Thread 7 (another rtlab) is switched in more often; thread 9 armed our due times.
+        let events = vec![
+            switch_to(10, 7),
+            switch_to(20, 7),
+            switch_to(30, 7),
+            armed(40, 7, 5_000_500),
+            switch_to(50, 9),
+            armed(60, 9, 1_000_000),
+            armed(70, 9, 2_000_001),
+        ];
+        let samples = [
+            WakeSample { cpu: 0, due_ns: 1_000_000, wake_ns: 1_000_050 },
+            WakeSample { cpu: 0, due_ns: 2_000_000, wake_ns: 2_000_050 },
+        ];
+        assert_eq!(split::find_tid(&events, 0, "rtlab-timer/0"), Some(7));
+        assert_eq!(thread_tid(&events, 0, "rtlab-timer/0", Stimulus::Timer, &samples), Some(9));
+        // A name with no other thread: the only one.
+        assert_eq!(thread_tid(&events[4..], 0, "rtlab-timer/0", Stimulus::Timer, &samples), Some(9));
+        assert_eq!(thread_tid(&events, 0, "rtlab-timer/1", Stimulus::Timer, &samples), None);
     }
 }

@@ -149,7 +149,6 @@ fn sigint_during_a_split_run_restores_tracefs() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(instance.exists(), "the tracing instance {} appeared", instance.display());
-    assert_ne!(rtlab_sys::tracefs::tracing_state_snapshot().unwrap(), before, "the snapshot sees the instance");
     std::thread::sleep(Duration::from_millis(1500));
     assert!(Command::new("kill").arg("-INT").arg(child.id().to_string()).status().unwrap().success());
     let sent = Instant::now();

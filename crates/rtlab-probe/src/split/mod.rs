@@ -27,7 +27,7 @@ mod cut;
 mod summary;
 
 pub use attribution::{CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
-pub use cut::{COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS};
+pub use cut::{COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS, MAX_TIMER_SLACK_NS};
 pub use summary::duration as format_duration;
 
 use rtlab_sys::tracefs::event::KernelEvent;
