@@ -54,7 +54,7 @@ fn spike(
     let summary = causes
         .iter()
         .take(2)
-        .map(|c| format!("{} {:.0} µs", rtlab_report::split::cause_label(c), c.ns as f64 / 1e3))
+        .map(|c| format!("{} {:.0} µs", rtlab_report::split::cause_label(c, "timer"), c.ns as f64 / 1e3))
         .collect::<Vec<_>>()
         .join(", then ");
     ExplainedSpike {

@@ -351,12 +351,30 @@ pub fn terminal_section(run: &RunResult, scenario: &str) -> String {
     let spikes: Vec<&ExplainedSpike> = split.explanations.iter().filter(|e| e.scenario == scenario).collect();
     if !spikes.is_empty() {
         let _ = writeln!(out, "\nExplained spikes: {}.", split.explained_text());
+        // The terminal shows each thread's worst few; run.json and the report hold them all.
+        let mut per_thread: std::collections::HashMap<(&str, usize), usize> = std::collections::HashMap::new();
+        let mut hidden = 0;
         for spike in spikes {
+            let count = per_thread.entry((spike.probe.as_str(), spike.cpu)).or_insert(0);
+            *count += 1;
+            if *count > TERMINAL_SPIKES_PER_THREAD {
+                hidden += 1;
+                continue;
+            }
             terminal_spike(&mut out, spike);
+        }
+        if hidden > 0 {
+            let _ = writeln!(
+                out,
+                "  ({hidden} more explained spikes, {TERMINAL_SPIKES_PER_THREAD} worst per thread shown here: all are in run.json and the report)"
+            );
         }
     }
     out
 }
+
+/// Explained spikes the terminal summary shows per thread (the worst).
+pub const TERMINAL_SPIKES_PER_THREAD: usize = 3;
 
 fn terminal_spike(out: &mut String, spike: &ExplainedSpike) {
     let e = &spike.explanation;
