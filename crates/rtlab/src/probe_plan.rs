@@ -358,6 +358,8 @@ pub struct BuildContext {
     pub setup: ThreadSetup,
     pub raw_dir: Option<PathBuf>,
     pub clock: ClockKind,
+    /// With `--split`: where the kernel trace of this probe is spooled.
+    pub trace_dir: Option<PathBuf>,
 }
 
 /// Each probe's budget in a scenario: with `--samples`, that many per thread; with a

@@ -150,7 +150,7 @@ pub fn run(
     // queues, no socket timestamps; exit 3) fails here, cleanly.
     for &probe in &plan.probes {
         let clock = if simulated { ClockKind::Simulated { seed: 0 } } else { ClockKind::Monotonic };
-        let context = BuildContext { setup, raw_dir: None, clock };
+        let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None };
         drop(probe_plan::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
     let split_backend = if plan.split { Some(crate::split_run::choose_backend()?) } else { None };
@@ -384,15 +384,16 @@ fn measure_scenario(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock };
+        let trace_dir =
+            plan.split.then(|| plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name()));
+        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock, trace_dir };
         let title = match (plan.scenarios.len(), plan.probes.len()) {
             (1, 1) => name.to_string(),
             (1, n) => format!("{} ({}/{n})", choice.name(), probe_index + 1),
             (s, 1) => format!("{name} ({}/{s})", index + 1),
             (s, n) => format!("{name} ({}/{s}) · {} ({}/{n})", index + 1, choice.name(), probe_index + 1),
         };
-        let trace_dir = plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name());
-        match measure_probe(plan, choice, &context, &title, &mut host, &mut scenario, stop, &trace_dir) {
+        match measure_probe(plan, choice, &context, &title, &mut host, &mut scenario, stop) {
             Ok((mut output, elapsed, capture)) => {
                 if let Some(capture) = capture {
                     progress::note(plan, "Splitting the samples with the kernel trace");
@@ -454,14 +455,16 @@ fn measure_probe(
     host: &mut Option<LoadHost>,
     scenario: &mut Scenario,
     stop: &Arc<AtomicBool>,
-    trace_dir: &Path,
 ) -> anyhow::Result<(ProbeOutput, f64, Option<rtlab_sys::tracefs::TraceCapture>)> {
     let simulated = plan.simulate.is_some();
     let probe: Box<dyn Probe> = probe_plan::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
     let live = probe.live();
     // Tracing starts after the probe is built (its allocations are not traced) and stops
     // when it has joined; the session's guard removes its tracefs instance on every path.
-    let session = if plan.split { Some(crate::split_run::start_tracing(trace_dir)?) } else { None };
+    let session = match &context.trace_dir {
+        Some(dir) => Some(crate::split_run::start_tracing(dir)?),
+        None => None,
+    };
     let started = Instant::now();
     let driver_stop = stop.clone();
     let driver = std::thread::Builder::new()
