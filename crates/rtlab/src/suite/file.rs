@@ -440,6 +440,21 @@ mod tests {
     }
 
     #[test]
+    fn a_condition_that_needs_the_split_runs_with_split_except_simulated() {
+        let text = MINIMAL.replace("samples = 100000", "samples = 100000\nneeds = [\"split\"]");
+        let file = SuiteFile::parse(&text, "mini.toml").unwrap();
+        let c = &file.conditions[0];
+        assert!(c.run_args(Mode::Quick, RunArgs::default()).unwrap().split);
+        let simulated = RunArgs { simulate: Some(1), ..RunArgs::default() };
+        assert!(!c.run_args(Mode::Quick, simulated).unwrap().split);
+        assert_eq!(missing_capability("split", false), Some(None));
+        assert!(missing_capability("split", true).is_some_and(|why| why.is_some()));
+        assert_eq!(missing_capability("warp", false), None);
+        let plain = SuiteFile::parse(MINIMAL, "mini.toml").unwrap();
+        assert!(!plain.conditions[0].run_args(Mode::Quick, RunArgs::default()).unwrap().split);
+    }
+
+    #[test]
     fn durations_read_as_people_say_them() {
         assert_eq!(format_duration(15_000_000_000_000), "4 h 10 min");
         assert_eq!(format_duration(200_000_000_000), "3 min 20 s");
