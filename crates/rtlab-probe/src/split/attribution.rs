@@ -22,7 +22,12 @@ pub const CONTEXT_LOOKBACK_NS: u64 = 1_000_000_000;
 /// The name of unaccounted time that ends where the kernel dropped events.
 pub const EVENTS_LOST_NAME: &str = "events lost";
 
-/// See [`super::explain`].
+/// Explains one sample of thread `tid` (priority `thread_prio`, kernel scale) from the
+/// events of its CPU (time order) and the steal readings.
+///
+/// Without `parts` the sample is split from the same events if it can be; failing that,
+/// the handling is taken to start at the thread's first traced wake-up in the window (or at
+/// the due time). The causes always sum to `latency_ns`; see `docs/split.md` for the rules.
 pub fn explain(
     events: &[KernelEvent],
     tid: i32,

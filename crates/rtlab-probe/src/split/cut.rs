@@ -34,7 +34,9 @@ pub const MAX_TIMER_SLACK_NS: i64 = 100_000;
 /// The kernel keeps this many bytes of a thread name (`TASK_COMM_LEN` less the NUL).
 pub const COMM_BYTES: usize = 15;
 
-/// See [`super::find_tid`].
+/// The thread id of the measuring thread named `comm` on `cpu`, from the events (the
+/// kernel keeps 15 bytes of a thread name).
+/// Several threads of that name: the one switched in most often (ties: the first seen).
 pub fn find_tid(events: &[KernelEvent], cpu: u32, comm: &str) -> Option<i32> {
     let wanted = truncated_comm(comm);
     // pid -> (switches to it, first index seen): most frequent wins, ties go to the first.
@@ -61,7 +63,13 @@ fn truncated_comm(comm: &str) -> &[u8] {
     bytes.get(..COMM_BYTES).unwrap_or(bytes)
 }
 
-/// See [`super::split_samples`].
+/// Splits `samples` (in time order, all of thread `tid`) with `events` (time order; for a
+/// timer the thread's CPU's events, for a datagram all CPUs' events merged). One result per
+/// sample, in order.
+///
+/// A `Lost` marker on the sample's CPU from [`LOST_LOOKBACK_NS`] before the due time to the
+/// wake-up makes it [`Unsplit::EventsLost`] whatever else was found. Cost: linear in the
+/// events plus, per sample, the events between its arming (or receive time) and its wake-up.
 pub fn split_samples(
     events: &[KernelEvent],
     tid: i32,

@@ -26,12 +26,12 @@ mod attribution;
 mod cut;
 mod summary;
 
-pub use attribution::{CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
-pub use cut::{COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS, MAX_TIMER_SLACK_NS};
+pub use attribution::{explain, CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
+pub use cut::{
+    find_tid, split_samples, COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS, MAX_TIMER_SLACK_NS,
+};
 pub use summary::duration as format_duration;
 
-use rtlab_sys::tracefs::event::KernelEvent;
-use rtlab_sys::tracefs::StealSample;
 use serde::{Deserialize, Serialize};
 
 /// Metric names of the timer split.
@@ -107,29 +107,6 @@ pub enum Unsplit {
     EventsLost,
 }
 
-/// The thread id of the measuring thread named `comm` on `cpu`, from the events (the
-/// kernel keeps 15 bytes of a thread name).
-/// Several threads of that name: the one switched in most often (ties: the first seen).
-pub fn find_tid(events: &[KernelEvent], cpu: u32, comm: &str) -> Option<i32> {
-    cut::find_tid(events, cpu, comm)
-}
-
-/// Splits `samples` (in time order, all of thread `tid`) with `events` (time order; for a
-/// timer the thread's CPU's events, for a datagram all CPUs' events merged). One result per
-/// sample, in order.
-///
-/// A `Lost` marker on the sample's CPU from [`LOST_LOOKBACK_NS`] before the due time to the
-/// wake-up makes it [`Unsplit::EventsLost`] whatever else was found. Cost: linear in the
-/// events plus, per sample, the events between its arming (or receive time) and its wake-up.
-pub fn split_samples(
-    events: &[KernelEvent],
-    tid: i32,
-    stimulus: Stimulus,
-    samples: &[WakeSample],
-) -> Vec<Result<SplitParts, Unsplit>> {
-    cut::split_samples(events, tid, stimulus, samples)
-}
-
 /// What a cause of delay is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -186,21 +163,3 @@ pub struct Explanation {
 /// Gaps without any traced event longer than this, in a context that would normally
 /// produce events, count as unaccounted time.
 pub const UNACCOUNTED_GAP_NS: i64 = 50_000;
-
-/// Explains one sample of thread `tid` (priority `thread_prio`, kernel scale) from the
-/// events of its CPU (time order) and the steal readings.
-///
-/// Without `parts` the sample is split from the same events if it can be; failing that,
-/// the handling is taken to start at the thread's first traced wake-up in the window (or at
-/// the due time). The causes always sum to `latency_ns`; see `docs/split.md` for the rules.
-pub fn explain(
-    events: &[KernelEvent],
-    tid: i32,
-    thread_prio: i32,
-    stimulus: Stimulus,
-    sample: &WakeSample,
-    parts: Option<SplitParts>,
-    steal: &[StealSample],
-) -> Explanation {
-    attribution::explain(events, tid, thread_prio, stimulus, sample, parts, steal)
-}
