@@ -278,3 +278,25 @@ fn a_switch_out_of_idle_the_kernel_did_not_record_is_inferred_at_the_interrupt_e
     let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(10_000, 10_700)]);
     assert_eq!(got, vec![Err(Unsplit::NoSwitchIn)]);
 }
+
+#[test]
+fn a_local_timer_entry_long_before_the_expiry_is_not_its_interrupt() {
+    // An interrupt entered 485 µs before the due time, its exit not traced; the thread's
+    // timer expires in it at due + 10 µs: the handling starts at the expiry's callback.
+    let mut sc = Scenario::on(0);
+    sc.arm(100, TID, TIMER, 1_000_000).switch(200, THREAD, IDLE);
+    sc.vector_in(515_000, 0, Vector::LocalTimer)
+        .expire_in(1_010_000, 0, TIMER)
+        .waking(1_010_020, 0, THREAD)
+        .expire_out(1_010_040, 0, TIMER)
+        .vector_out(1_010_060, 0, Vector::LocalTimer)
+        .switch(1_010_100, IDLE, THREAD);
+    let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(1_000_000, 1_010_200)]);
+    assert_eq!(got, vec![Ok(parts(10_000, 100, 100, 1_010_000, 1_010_100))]);
+
+    // A few µs early (KVM's timer advance) is this expiry's interrupt: a negative latency.
+    let mut sc = Scenario::on(0);
+    sc.arm(100, TID, TIMER, 1_000_000).switch(200, THREAD, IDLE).timer_irq(995_000, 0).switch(995_200, IDLE, THREAD);
+    let got = split_samples(&sc.events, TID, Stimulus::Timer, &[sample(1_000_000, 1_000_300)]);
+    assert_eq!(got, vec![Ok(parts(-5_000, 200, 5_100, 995_000, 995_200))]);
+}

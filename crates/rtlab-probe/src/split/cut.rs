@@ -31,6 +31,11 @@ pub const LOST_LOOKBACK_NS: u64 = 1_000_000;
 /// with the nearest expiry at or this much after the due time names the sample's timer.
 pub const MAX_TIMER_SLACK_NS: i64 = 100_000;
 
+/// How early the timer interrupt of an expiry may come (KVM's timer advance raises it a few
+/// µs before the expiry): an enclosing `local_timer` entry earlier than this before the due
+/// time belongs to another interrupt.
+pub const EARLY_TIMER_IRQ_NS: u64 = 50_000;
+
 /// The kernel keeps this many bytes of a thread name (`TASK_COMM_LEN` less the NUL).
 pub const COMM_BYTES: usize = 15;
 
@@ -220,7 +225,12 @@ fn timer_handling(
         .map(|(i, _)| i)
         .ok_or(Unsplit::NoHandling)?;
     let expire = events.get(expire_index).ok_or(Unsplit::NoHandling)?;
-    let handled_at = enclosing_local_timer_entry(events, expire_index, sample.cpu).unwrap_or(expire.ts_ns);
+    // An interrupt entered long before the expiry was not raised for it (its exit was not
+    // traced, or it ran on until the timer was due): the handling starts at the expiry's
+    // callback then. KVM may raise the timer interrupt a few µs early on purpose.
+    let handled_at = enclosing_local_timer_entry(events, expire_index, sample.cpu)
+        .filter(|&entry| entry.saturating_add(EARLY_TIMER_IRQ_NS) >= sample.due_ns)
+        .unwrap_or(expire.ts_ns);
     Ok((handled_at, expire_index, expire.pid == tid))
 }
 
