@@ -107,11 +107,7 @@ pub fn section(plan: &RunPlan, backend: Backend, splits: Vec<ProbeSplit>) -> Spl
     let mut coverage = Vec::new();
     let mut explanations = Vec::new();
     let mut above_threshold = 0;
-    let mut details: Vec<String> = Vec::new();
     for split in &splits {
-        if !details.contains(&split.description) {
-            details.push(split.description.clone());
-        }
         for t in &split.threads {
             above_threshold += t.above_threshold;
             coverage.push(SplitCoverage {
@@ -137,7 +133,13 @@ pub fn section(plan: &RunPlan, backend: Backend, splits: Vec<ProbeSplit>) -> Spl
     }
     SplitRun {
         backend: backend.name.to_string(),
-        backend_detail: details.join(" | "),
+        // Every probe of every scenario had its own session, set up alike: the first one says
+        // what they all did.
+        backend_detail: match (splits.first(), splits.len()) {
+            (None, _) => String::new(),
+            (Some(first), 1) => first.description.clone(),
+            (Some(first), n) => format!("{} (one session per probe and scenario, {n} alike)", first.description),
+        },
         backend_choice: backend.choice,
         overhead: MEASURED_OVERHEAD.map(|(ratio, source)| SplitOverhead { median_ratio: ratio, source: source.into() }),
         coverage,
