@@ -52,6 +52,20 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
+/// The start and end times as saved: the epoch for a simulated run (identical results on
+/// every machine), else RFC 3339.
+pub fn time_texts(
+    simulated: bool,
+    start: chrono::DateTime<chrono::Local>,
+    end: chrono::DateTime<chrono::Local>,
+) -> (String, String) {
+    if simulated {
+        ("1970-01-01T00:00:00+00:00".to_string(), "1970-01-01T00:00:00+00:00".to_string())
+    } else {
+        (start.to_rfc3339(), end.to_rfc3339())
+    }
+}
+
 /// The outcome of a finished (or interrupted) run.
 pub struct Finished {
     pub result: RunResult,
@@ -198,11 +212,7 @@ pub fn run(
 
     let interrupted = stop.load(Ordering::SeqCst) || scenarios.iter().any(|s| s.interrupted);
     let warnings = rtlab_sys::sysinfo::distortions(&host, &plan.cpus);
-    let (start_text, end_text) = if simulated {
-        ("1970-01-01T00:00:00+00:00".to_string(), "1970-01-01T00:00:00+00:00".to_string())
-    } else {
-        (start_time.to_rfc3339(), end_time.to_rfc3339())
-    };
+    let (start_text, end_text) = time_texts(simulated, start_time, end_time);
     let mut result = RunResult {
         schema: SCHEMA.into(),
         tool: ToolInfo {

@@ -268,11 +268,7 @@ fn suite_record(
             requirements.push(r.requirement.text.clone());
         }
     }
-    let (start_text, end_text) = if simulated {
-        ("1970-01-01T00:00:00+00:00".to_string(), "1970-01-01T00:00:00+00:00".to_string())
-    } else {
-        (start.to_rfc3339(), end.to_rfc3339())
-    };
+    let (start_text, end_text) = crate::runner::time_texts(simulated, start, end);
     Ok(SuiteRecord {
         schema: SUITE_SCHEMA.into(),
         suite: suite.info.clone(),
@@ -281,7 +277,7 @@ fn suite_record(
         long: mode == Mode::Long,
         file: suite.source.clone(),
         file_text: suite.text.clone(),
-        tool_version: format!("{} ({})", env!("CARGO_PKG_VERSION"), env!("RTLAB_COMMIT")),
+        tool_version: crate::cli::VERSION.to_string(),
         start_time: start_text,
         end_time: end_text,
         interrupted,
