@@ -109,15 +109,7 @@ impl Condition {
             Mode::Long => self.long.as_ref(),
         };
         if let Some(over) = over {
-            if over.contains_key("duration") {
-                keys.remove("samples");
-            }
-            if over.contains_key("samples") {
-                keys.remove("duration");
-            }
-            for (k, v) in over {
-                keys.insert(k.clone(), v.clone());
-            }
+            merge_over(&mut keys, over.clone());
         }
         keys
     }
@@ -323,7 +315,7 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
         match table.remove(key) {
             None => Ok(None),
             Some(toml::Value::Table(t)) => {
-                for forbidden in ["name", "title", "quick", "long", "needs"].iter().chain(SUITE_SET_KEYS.iter()) {
+                for forbidden in CONDITION_KEYS.iter().chain(SUITE_SET_KEYS.iter()) {
                     if t.contains_key(*forbidden) {
                         return Err(format!("{at}: {key}.{forbidden}: not allowed in {key}"));
                     }
@@ -355,16 +347,20 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
         }
     }
     let mut keys = experiment.clone();
-    if table.contains_key("duration") {
+    merge_over(&mut keys, table);
+    Ok(Condition { name, title, needs, keys, quick, long })
+}
+
+/// `over`'s experiment keys replace those of `keys`; a `duration` there drops `samples` and
+/// the other way round (they exclude each other).
+fn merge_over(keys: &mut toml::Table, over: toml::Table) {
+    if over.contains_key("duration") {
         keys.remove("samples");
     }
-    if table.contains_key("samples") {
+    if over.contains_key("samples") {
         keys.remove("duration");
     }
-    for (k, v) in table {
-        keys.insert(k, v);
-    }
-    Ok(Condition { name, title, needs, keys, quick, long })
+    keys.extend(over);
 }
 
 /// "4 h 10 min", "3 min 20 s", "45 s".
