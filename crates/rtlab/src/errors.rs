@@ -35,6 +35,16 @@ pub fn environment(message: impl Into<String>) -> anyhow::Error {
     EnvironmentError(message.into()).into()
 }
 
+/// A file could not be written: at a path the user gave (`--output`) it is bad usage, at
+/// rtlab's own default path the environment's.
+pub fn output_error(given: bool, message: String) -> anyhow::Error {
+    if given {
+        usage(format!("--output: {message}"))
+    } else {
+        environment(message)
+    }
+}
+
 /// The error and its causes on one line, leaving out a cause whose text the message before
 /// it already contains (thiserror messages often embed their source).
 pub fn one_line(error: &anyhow::Error) -> String {

@@ -165,14 +165,8 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
                 text.push('\n');
                 text.push_str(&rtlab_report::terminal::verdict_text(v));
             }
-            rtlab_report::model::write_atomically(&path, document.as_bytes()).map_err(|e| {
-                let message = format!("cannot write the report: {e}");
-                if args.output.is_some() {
-                    usage(format!("--output: {message}"))
-                } else {
-                    errors::environment(message)
-                }
-            })?;
+            rtlab_report::model::write_atomically(&path, document.as_bytes())
+                .map_err(|e| errors::output_error(args.output.is_some(), format!("cannot write the report: {e}")))?;
             text.push_str(&format!("Report: {}\n", path.display()));
             print(&text)?;
         }
@@ -191,13 +185,7 @@ fn write_png_figures(
     let renderer = rtlab_report::png::PngRenderer::with_system_fonts()?;
     let figures = rtlab_report::figures::all_figures(set)?;
     let dir = args.output.clone().unwrap_or_else(|| default_figures_dir(args, compare));
-    let cannot = |what: String| {
-        if args.output.is_some() {
-            usage(format!("--output: {what}"))
-        } else {
-            errors::environment(what)
-        }
-    };
+    let cannot = |what: String| errors::output_error(args.output.is_some(), what);
     std::fs::create_dir_all(&dir)
         .map_err(|e| cannot(format!("cannot create the figure directory {}: {e}", dir.display())))?;
     if let Some(v) = &set.verdict {

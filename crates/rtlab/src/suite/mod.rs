@@ -41,8 +41,7 @@ pub fn cmd_suite(args: &SuiteArgs) -> anyhow::Result<u8> {
 /// `suite FILE --check`: the file is valid (else exit 2 before this); what would run.
 fn check_text(suite: &SuiteFile, mode: Mode) -> anyhow::Result<String> {
     let mut text = format!(
-        "Suite {} ({}): valid; {} conditions, {} tables, {} figures; {} in this mode
-",
+        "Suite {} ({}): valid; {} conditions, {} tables, {} figures; {} in this mode\n",
         suite.info.name,
         suite.source,
         suite.conditions.len(),
@@ -61,13 +60,7 @@ fn check_text(suite: &SuiteFile, mode: Mode) -> anyhow::Result<String> {
             })
             .collect();
         let needs = if c.needs.is_empty() { String::new() } else { format!("; needs {}", c.needs.join(", ")) };
-        text.push_str(&format!(
-            "  {} ({}): {}{needs}
-",
-            c.name,
-            c.title,
-            shown.join(", ")
-        ));
+        text.push_str(&format!("  {} ({}): {}{needs}\n", c.name, c.title, shown.join(", ")));
     }
     Ok(text)
 }
@@ -168,12 +161,7 @@ pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow
             let prefixes: Vec<String> = suites.iter().map(|s| link_prefix(&page_dir, &s.dir)).collect();
             let html = rtlab_report::suite_report::html(&suites, &prefixes)?;
             rtlab_report::model::write_atomically(&path, html.as_bytes()).map_err(|e| {
-                let message = format!("cannot write the report: {e}");
-                if args.output.is_some() {
-                    usage(format!("--output: {message}"))
-                } else {
-                    crate::errors::environment(message)
-                }
+                crate::errors::output_error(args.output.is_some(), format!("cannot write the report: {e}"))
             })?;
             let mut text = rtlab_report::suite_report::terminal_text(&suites)?;
             text.push_str(&format!("Report: {}\n", path.display()));
