@@ -13,7 +13,7 @@ use anyhow::Context;
 use rtlab_analysis::evt::PwcetConfig;
 use rtlab_analysis::requirement::Statistic;
 use rtlab_analysis::schedulability::{analyse, tolerated_activation_latency, Analysis, BoundBasis, Overheads};
-use rtlab_analysis::taskset::{parse_taskset, TaskSet, TaskSetFormat};
+use rtlab_analysis::taskset::{TaskSet, TaskSetFormat};
 use rtlab_analysis::units::{format_us, parse_time_ns};
 use rtlab_report::model::{Measurement, RunResult};
 use rtlab_report::tables::Table;
@@ -34,9 +34,7 @@ const SWITCH_METRIC: &str = "switch.futex";
 
 pub fn cmd_check(args: &CheckArgs) -> anyhow::Result<u8> {
     let shown = args.taskset.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.taskset).map_err(|e| usage(format!("{shown}: cannot read the task set: {e}")))?;
-    let set = parse_taskset(&text).map_err(|e| usage(format!("{shown}: {e}")))?;
+    let set = crate::probe_plan::read_taskset(&args.taskset, &shown)?;
 
     let statistic = match &args.jitter_stat {
         None => Statistic::Max,

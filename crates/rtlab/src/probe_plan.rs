@@ -298,6 +298,13 @@ impl TasksetPlan {
     }
 }
 
+/// Reads and parses a task-set file (rtlab TOML or rt-app JSON); an unreadable file or a
+/// malformed set is a usage error opening with `at`.
+pub fn read_taskset(path: &std::path::Path, at: &str) -> anyhow::Result<TaskSet> {
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{at}: cannot read the task set: {e}")))?;
+    parse_taskset(&text).map_err(|e| usage(format!("{at}: {e}")))
+}
+
 /// Reads, checks and analyses `--taskset`, and chooses its CPU: the first (lowest) of
 /// `--cpus`, else the last online CPU (CPU 0 usually takes more of the system's interrupts
 /// and housekeeping). Options that mean nothing for a task set are refused. A file that
@@ -315,9 +322,7 @@ pub fn resolve_taskset(args: &crate::cli::RunArgs, online: &[usize]) -> anyhow::
             return Err(usage(format!("{flag} has no effect with --taskset: {why}")));
         }
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("--taskset {shown}: cannot read the task set: {e}")))?;
-    let set = parse_taskset(&text).map_err(|e| usage(format!("--taskset {shown}: {e}")))?;
+    let set = read_taskset(path, &format!("--taskset {shown}"))?;
     let analysis = analyse(&set, Overheads::default());
     let (cpu, cpu_note) = match args.cpus.as_deref() {
         Some(text) => {
