@@ -4,13 +4,9 @@
 
 mod common;
 
-use common::{measurements, rtlab, run_json};
+use common::{measurements, repo_root as repo, rtlab, run_json};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
 fn example(name: &str) -> String {
     repo().join("examples/tasksets").join(name).display().to_string()

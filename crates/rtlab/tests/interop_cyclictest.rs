@@ -6,14 +6,9 @@
 
 mod common;
 
-use common::{euid, rtlab, run_json};
+use common::{euid, measurements, on_path, read_json, rtlab, run_json};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// `name` found on PATH.
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|p| p.is_file())
-}
+use std::path::Path;
 
 /// A histogram file's footer values after `label`.
 fn footer(text: &str, label: &str) -> Vec<u64> {
@@ -39,7 +34,7 @@ fn buckets(text: &str) -> Vec<Vec<(u64, u64)>> {
 }
 
 fn latency(run: &Value) -> Vec<&Value> {
-    run["measurements"].as_array().unwrap().iter().filter(|m| m["metric"] == "timer.latency").collect()
+    measurements(run, "timer.latency")
 }
 
 fn import(source: &Path, dir: &Path) {
@@ -76,7 +71,7 @@ fn real_cyclictest_run_round_trips() {
         .unwrap();
     assert!(status.success(), "cyclictest failed");
     let hist_text = std::fs::read_to_string(&hist_file).unwrap();
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&json_file).unwrap()).unwrap();
+    let json: Value = read_json(&json_file);
 
     // The histogram file: count = rows + overflows, min and max exact, mean truncates to
     // the printed Avg (when nothing overflowed: overflows are counted at the bound).

@@ -4,16 +4,12 @@
 
 mod common;
 
-use common::{read_json, rtlab, run_json};
-use std::path::{Path, PathBuf};
+use common::{on_path, read_json, rtlab, run_json};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Size of jitterdebugger's packed `struct latency_sample`.
 const RECORD_BYTES: usize = 28;
-
-fn on_path(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(program)).find(|p| p.is_file())
-}
 
 /// samples.raw per thread: (records, values in the file's unit).
 fn records(path: &Path) -> std::collections::BTreeMap<u64, Vec<u64>> {

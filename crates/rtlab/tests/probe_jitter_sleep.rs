@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check_measurement, euid, i, measurements, rtlab, run_json, u, Expect};
+use common::{check_measurement, euid, i, measurements, online_cpus, rtlab, run_json, u, Expect};
 use serde_json::Value;
 use std::path::Path;
 
@@ -24,10 +24,6 @@ fn period_tag(ns: u64) -> String {
     } else {
         format!("{}us", ns / 1_000)
     }
-}
-
-fn online_cpus(run: &Value) -> Vec<u64> {
-    run["host"]["online_cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
 }
 
 /// Checks the jitter measurements of a run that was not interrupted: per period, in the

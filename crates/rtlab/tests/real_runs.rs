@@ -4,12 +4,8 @@
 
 mod common;
 
-use common::{check_timer_run, euid, i, measurements, nearest_rank, rtlab, run_json, u, Expect};
+use common::{check_timer_run, euid, i, measurements, nearest_rank, online_cpus, rtlab, run_json, u, Expect};
 use serde_json::Value;
-
-fn online_cpus(run: &Value) -> Vec<u64> {
-    run["host"]["online_cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
-}
 
 /// The main shape: `run --duration 2s --quiet --output DIR` at the default 1 ms interval.
 #[test]

@@ -5,14 +5,10 @@
 
 mod common;
 
-use common::{read_json, redact, rtlab, rtlab_path};
+use common::{read_json, redact, repo_root as repository, rtlab, rtlab_path};
 use rtlab_analysis::{percentile, HistogramEncoding, LatencyHistogram};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn suite_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(repository().join("suites"))

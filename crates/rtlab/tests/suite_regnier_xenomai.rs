@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::rtlab;
-use std::path::{Path, PathBuf};
+use common::{repo_root, rtlab};
+use std::path::PathBuf;
 
 fn suite_file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../suites").join(format!("{name}.toml"))
+    repo_root().join("suites").join(format!("{name}.toml"))
 }
 
 fn suite(name: &str) -> toml::Table {

@@ -6,16 +6,12 @@
 
 mod common;
 
-use common::{rtlab, run_json, u};
+use common::{measurements, online_cpus, repo_root, rtlab, run_json, u};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tasksets").join(name)
-}
-
-fn online_cpus(run: &Value) -> Vec<u64> {
-    run["host"]["online_cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
+    repo_root().join("examples/tasksets").join(name)
 }
 
 /// Runs `rtlab run --taskset FILE --load idle -D <duration> -o DIR ARGS`; returns the exit
@@ -53,7 +49,7 @@ fn check_taskset(run: &Value, window_ns: u64) -> Vec<(String, u64, u64)> {
         previous_priority = priority;
         let metric = r["metric"].as_str().unwrap();
         assert_eq!(metric, format!("taskset.{task}.response"));
-        let m: Vec<&Value> = run["measurements"].as_array().unwrap().iter().filter(|m| m["metric"] == metric).collect();
+        let m: Vec<&Value> = measurements(run, metric);
         assert_eq!(m.len(), 1, "one measurement per task and scenario");
         let m = m[0];
         assert_eq!(m["probe"], "taskset");

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `rtlab` as built by cargo for this test run.
 pub fn rtlab() -> assert_cmd::Command {
@@ -35,6 +35,21 @@ pub fn euid() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     let line = status.lines().find(|l| l.starts_with("Uid:")).expect("a Uid: line");
     line.split_whitespace().nth(2).expect("effective uid").parse().expect("a number")
+}
+
+/// The repository root (suites/, examples/, the other crates' fixtures).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `program` found on PATH.
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
+/// The host's online CPUs as run.json records them.
+pub fn online_cpus(run: &Value) -> Vec<u64> {
+    run["host"]["online_cpus"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
 }
 
 pub fn u(v: &Value, key: &str) -> u64 {
