@@ -324,18 +324,6 @@ fn minimise_from_any<const D: usize>(
     minimise(derivatives, value, *start)
 }
 
-/// Unit-range mapping of the observations: x = center + scale·u.
-fn unit_range(data: &Observations) -> Result<(f64, f64), FitFailure> {
-    let (Some(min), Some(max)) = (data.min(), data.max()) else {
-        return Err(FitFailure::new("no observations"));
-    };
-    let range = max - min;
-    if !(range > 0.0) || !range.is_finite() {
-        return Err(FitFailure::new("all observations are equal"));
-    }
-    Ok((min, range))
-}
-
 fn shape_inside(shape: f64) -> Result<(), FitFailure> {
     if shape.abs() > SHAPE_BOUND - 1e-3 {
         return Err(FitFailure::new(format!(
@@ -349,7 +337,7 @@ fn shape_inside(shape: f64) -> Result<(), FitFailure> {
 /// replicate); the Gumbel with the same location and scale is tried as a start when `start` leaves
 /// observations outside the support.
 pub(crate) fn gev(data: &Observations, start: Gev) -> Result<(Gev, f64), FitFailure> {
-    let (center, scale) = unit_range(data)?;
+    let (center, scale) = data.unit_range()?;
     let unit = data.standardized(center, scale);
     let starts = [
         [(start.location - center) / scale, start.scale / scale, start.shape],
@@ -364,7 +352,7 @@ pub(crate) fn gev(data: &Observations, start: Gev) -> Result<(Gev, f64), FitFail
 
 /// Gumbel by maximum likelihood.
 pub(crate) fn gumbel(data: &Observations, start: Gumbel) -> Result<(Gumbel, f64), FitFailure> {
-    let (center, scale) = unit_range(data)?;
+    let (center, scale) = data.unit_range()?;
     let unit = data.standardized(center, scale);
     let start = [(start.location - center) / scale, start.scale / scale];
     let found = minimise(|t| gumbel_derivatives(&unit, t), |t| gumbel_nll(&unit, t), start)?;
@@ -377,13 +365,7 @@ pub(crate) fn gumbel(data: &Observations, start: Gumbel) -> Result<(Gumbel, f64)
 /// the mean excess as scale is tried as a start when `start` puts an excess beyond the end.
 pub(crate) fn gpd(exceedances: &Observations, start: Gpd) -> Result<(Gpd, f64), FitFailure> {
     let threshold = start.threshold;
-    let Some(max) = exceedances.max() else {
-        return Err(FitFailure::new("no exceedances"));
-    };
-    let scale = max - threshold;
-    if exceedances.min().is_some_and(|min| min <= threshold) || !(scale > 0.0) || !scale.is_finite() {
-        return Err(FitFailure::new("the exceedances are not above the threshold"));
-    }
+    let scale = exceedances.excess_range(threshold)?;
     let unit = exceedances.standardized(threshold, scale);
     let total = unit.total();
     let mean_excess = unit.iter().map(|(y, c)| y * c).sum::<f64>() / total;
