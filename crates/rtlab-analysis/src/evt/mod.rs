@@ -418,7 +418,7 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
                 continue;
             }
             match fit::fit(model, estimator, d, None) {
-                Ok((fitted, _)) => made.push(Made {
+                Ok(fitted) => made.push(Made {
                     tail_fit: TailFit::from_model(model, estimator, &fitted, d.observations()),
                     model: fitted,
                     data_index,
@@ -632,7 +632,7 @@ fn held_out_tests(
     if fit_data.observations().total() < MIN_OBSERVATIONS as f64 || test.total() < MIN_OBSERVATIONS as f64 {
         return Vec::new();
     }
-    let Ok((fitted, _)) = fit::fit(model, estimator, &fit_data, Some(chosen)) else {
+    let Ok(fitted) = fit::fit(model, estimator, &fit_data, Some(chosen)) else {
         return Vec::new();
     };
     let diagnostic = |test: String, r: diagnostics::TestResult| Diagnostic {
