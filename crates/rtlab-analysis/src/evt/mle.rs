@@ -13,7 +13,7 @@
 //! unbounded (Smith 1985), above 1 the distribution has no mean; an optimum on that bound is
 //! reported as not converged.
 
-use super::distributions::{Gev, Gpd, Gumbel};
+use super::distributions::{shape_logs, Gev, Gpd, Gumbel};
 use super::sample::Observations;
 use super::FitFailure;
 
@@ -46,18 +46,6 @@ fn g_and_derivative(s: f64, log1p_s: f64) -> (f64, f64) {
     }
 }
 
-/// ln(1 + s) and e = ln(1 + s)/ξ for s = ξz (e = z at ξ = 0, as in
-/// [`shape_log`](super::distributions::shape_log)); None outside the support.
-fn logs(xi: f64, z: f64) -> Option<(f64, f64)> {
-    let s = xi * z;
-    if !(s > -1.0) || !z.is_finite() {
-        return None;
-    }
-    let log1p_s = s.ln_1p();
-    let e = if s.abs() < 1e-8 { z * (1.0 - s / 2.0 + s * s / 3.0) } else { log1p_s / xi };
-    Some((log1p_s, e))
-}
-
 /// The negative log-likelihood, its gradient and Hessian at θ.
 type Derivatives<const D: usize> = (f64, [f64; D], [[f64; D]; D]);
 
@@ -73,7 +61,7 @@ fn gev_nll(data: &Observations, theta: &[f64; 3]) -> f64 {
         if c <= 0.0 {
             continue;
         }
-        let Some((_, e)) = logs(xi, (x - mu) / sigma) else {
+        let Some((_, e)) = shape_logs(xi, (x - mu) / sigma) else {
             return f64::INFINITY;
         };
         total += c * (ln_sigma + (1.0 + xi) * e + (-e).exp());
@@ -103,7 +91,7 @@ fn gev_derivatives(data: &Observations, theta: &[f64; 3]) -> Option<Derivatives<
         }
         let z = (x - mu) / sigma;
         let s = xi * z;
-        let (log1p_s, e) = logs(xi, z)?;
+        let (log1p_s, e) = shape_logs(xi, z)?;
         let t = 1.0 + s;
         let w = (-e).exp();
         let a = 1.0 + xi - w;
@@ -159,7 +147,7 @@ fn gpd_nll(excesses: &Observations, theta: &[f64; 2]) -> f64 {
         if c <= 0.0 {
             continue;
         }
-        let Some((_, e)) = logs(xi, y / sigma) else {
+        let Some((_, e)) = shape_logs(xi, y / sigma) else {
             return f64::INFINITY;
         };
         total += c * (ln_sigma + (1.0 + xi) * e);
@@ -187,7 +175,7 @@ fn gpd_derivatives(excesses: &Observations, theta: &[f64; 2]) -> Option<Derivati
         }
         let z = y / sigma;
         let s = xi * z;
-        let (log1p_s, e) = logs(xi, z)?;
+        let (log1p_s, e) = shape_logs(xi, z)?;
         let t = 1.0 + s;
         let (g, dg) = g_and_derivative(s, log1p_s);
         let l_sigma = ((1.0 + xi) * z / t - 1.0) / sigma;

@@ -13,10 +13,8 @@
 use super::distributions::{Gev, Gpd, Gumbel};
 use super::sample::Observations;
 use super::FitFailure;
+use statrs::consts::EULER_MASCHERONI;
 use statrs::function::gamma::ln_gamma;
-
-/// Euler-Mascheroni constant γ.
-pub(crate) const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// b₀, b₁, b₂ (unbiased); None with fewer than 3 observations.
 pub(crate) fn sample_pwms(observations: &Observations) -> Option<[f64; 3]> {
@@ -44,7 +42,7 @@ pub(crate) fn sample_pwms(observations: &Observations) -> Option<[f64; 3]> {
 /// (Γ(1 - ξ) - 1)/ξ, continuous at ξ = 0 (γ there).
 fn gamma_ratio(shape: f64) -> f64 {
     if shape.abs() < 1e-6 {
-        EULER_GAMMA + (std::f64::consts::PI.powi(2) / 12.0 + EULER_GAMMA * EULER_GAMMA / 2.0) * shape
+        EULER_MASCHERONI + (std::f64::consts::PI.powi(2) / 12.0 + EULER_MASCHERONI * EULER_MASCHERONI / 2.0) * shape
     } else {
         ln_gamma(1.0 - shape).exp_m1() / shape
     }
@@ -101,7 +99,7 @@ pub(crate) fn gumbel(observations: &Observations) -> Result<Gumbel, FitFailure> 
     let unit = observations.standardized(center, scale);
     let [b0, b1, _] = sample_pwms(&unit).ok_or_else(|| FitFailure::new("fewer than 3 observations"))?;
     let unit_scale = (2.0 * b1 - b0) / 2f64.ln();
-    let unit_location = b0 - EULER_GAMMA * unit_scale;
+    let unit_location = b0 - EULER_MASCHERONI * unit_scale;
     Gumbel::new(center + scale * unit_location, scale * unit_scale)
         .ok_or_else(|| FitFailure::new("PWM gave invalid parameters"))
 }
