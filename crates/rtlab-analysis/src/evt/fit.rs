@@ -117,7 +117,12 @@ impl Model {
 
 /// Fits `model` by `estimator`; MLE starts from `start` when given (a bootstrap replicate of
 /// the same fit), else from the PWM estimate.
-pub(crate) fn fit(model: TailModel, estimator: Estimator, data: &FitData, start: Option<&Model>) -> Result<Model, FitFailure> {
+pub(crate) fn fit(
+    model: TailModel,
+    estimator: Estimator,
+    data: &FitData,
+    start: Option<&Model>,
+) -> Result<Model, FitFailure> {
     match (model, data) {
         (TailModel::Gev | TailModel::Gumbel, FitData::Blocks { maxima, samples_per_block }) => {
             let n = *samples_per_block;
