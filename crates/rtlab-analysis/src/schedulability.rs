@@ -146,11 +146,9 @@ pub fn assign_priorities(set: &TaskSet) -> PriorityAssignment {
     let ranked: Vec<usize> = match relative.then(|| set.relative_order()).and_then(Result::ok) {
         Some(order) => order,
         None => {
+            let key = set.monotonic_key();
             let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by_key(|&i| {
-                let t = &set.tasks[i];
-                (if deadline_monotonic { t.deadline_ns } else { t.period_ns }, i)
-            });
+            order.sort_by_key(|&i| key(i));
             order
         }
     };

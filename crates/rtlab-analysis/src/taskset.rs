@@ -9,7 +9,7 @@
 
 use crate::units::parse_time_ns;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// SCHED_FIFO priorities run from 1 to 99.
 pub const FIFO_PRIORITIES: std::ops::RangeInclusive<i32> = 1..=99;
@@ -162,6 +162,16 @@ impl TaskSet {
         self.tasks.iter().any(|t| t.deadline_ns < t.period_ns)
     }
 
+    /// The rate-monotonic sort key of task i, (T, i), deadline-monotonic (D, i) when some
+    /// D < T: shorter first, file order among equals.
+    pub(crate) fn monotonic_key(&self) -> impl Fn(usize) -> (u64, usize) + Copy + '_ {
+        let deadline_monotonic = self.has_constrained_deadlines();
+        move |i| {
+            let t = &self.tasks[i];
+            (if deadline_monotonic { t.deadline_ns } else { t.period_ns }, i)
+        }
+    }
+
     /// The order of the relative priority spec (`above`), highest first, as indices into
     /// `tasks`: a topological order of the "above" relation in which tasks the spec leaves
     /// unordered take the rate-monotonic order (deadline-monotonic when some D < T), then
@@ -194,14 +204,9 @@ impl TaskSet {
                 }
             }
         }
-        let deadline_monotonic = self.has_constrained_deadlines();
-        let key = |i: usize| {
-            let t = &self.tasks[i];
-            (if deadline_monotonic { t.deadline_ns } else { t.period_ns }, i)
-        };
+        let key = self.monotonic_key();
         // Kahn's algorithm, always taking the ready task with the smallest key.
-        let mut ready: std::collections::BTreeSet<(u64, usize)> =
-            (0..n).filter(|&i| higher_count[i] == 0).map(key).collect();
+        let mut ready: BTreeSet<(u64, usize)> = (0..n).filter(|&i| higher_count[i] == 0).map(key).collect();
         let mut order = Vec::with_capacity(n);
         while let Some(first) = ready.pop_first() {
             let i = first.1;
@@ -263,45 +268,38 @@ fn validate_with(set: &TaskSet, fields: FieldNames) -> Result<(), TaskSetError> 
     if set.tasks.is_empty() {
         return Err(TaskSetError::of_file("tasks", "the set has no tasks"));
     }
-    let mut seen: BTreeMap<&str, ()> = BTreeMap::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for task in &set.tasks {
         if task.name.trim().is_empty() {
             return Err(TaskSetError::of_task(&task.name, "name", "must not be empty"));
         }
-        if seen.insert(&task.name, ()).is_some() {
+        if !seen.insert(&task.name) {
             return Err(TaskSetError::of_task(&task.name, "name", "two tasks have this name"));
         }
-        let in_us = crate::requirement::format_bound;
-        if task.wcet_ns == 0 {
-            return Err(TaskSetError::of_task(&task.name, fields.wcet, "C must be greater than 0"));
+        let positive = [
+            (fields.wcet, "C", task.wcet_ns),
+            (fields.period, "T", task.period_ns),
+            (fields.deadline, "D", task.deadline_ns),
+        ];
+        for (field, letter, value) in positive {
+            if value == 0 {
+                return Err(TaskSetError::of_task(&task.name, field, format!("{letter} must be greater than 0")));
+            }
         }
-        if task.period_ns == 0 {
-            return Err(TaskSetError::of_task(&task.name, fields.period, "T must be greater than 0"));
-        }
-        if task.deadline_ns == 0 {
-            return Err(TaskSetError::of_task(&task.name, fields.deadline, "D must be greater than 0"));
-        }
-        if task.wcet_ns > task.deadline_ns {
-            return Err(TaskSetError::of_task(
-                &task.name,
-                fields.wcet,
-                format!(
-                    "{} exceeds the deadline D = {}: the task cannot finish in time even alone (0 < C ≤ D ≤ T)",
-                    in_us(task.wcet_ns as i64),
-                    in_us(task.deadline_ns as i64)
-                ),
-            ));
-        }
-        if task.deadline_ns > task.period_ns {
-            return Err(TaskSetError::of_task(
-                &task.name,
-                fields.deadline,
-                format!(
-                    "{} exceeds the period T = {}: rtlab analyses constrained deadlines (0 < C ≤ D ≤ T)",
-                    in_us(task.deadline_ns as i64),
-                    in_us(task.period_ns as i64)
-                ),
-            ));
+        // 0 < C ≤ D ≤ T: (field, value, the bound it exceeds, why that is refused).
+        let ordered = [
+            (fields.wcet, task.wcet_ns, "deadline D", task.deadline_ns, "the task cannot finish in time even alone"),
+            (fields.deadline, task.deadline_ns, "period T", task.period_ns, "rtlab analyses constrained deadlines"),
+        ];
+        for (field, value, bound_name, bound, why) in ordered {
+            if value > bound {
+                let in_us = |ns: u64| crate::requirement::format_bound(ns as i64);
+                return Err(TaskSetError::of_task(
+                    &task.name,
+                    field,
+                    format!("{} exceeds the {bound_name} = {}: {why} (0 < C ≤ D ≤ T)", in_us(value), in_us(bound)),
+                ));
+            }
         }
         if let Some(p) = task.priority {
             if !FIFO_PRIORITIES.contains(&p) {

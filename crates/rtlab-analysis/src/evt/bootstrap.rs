@@ -57,7 +57,7 @@ pub(crate) fn replicates(
             continue;
         }
         match fit(model, estimator, &data.with_counts(drawn), Some(chosen)) {
-            Ok((m, _)) => out.models.push(m),
+            Ok(m) => out.models.push(m),
             Err(_) => out.failed += 1,
         }
     }

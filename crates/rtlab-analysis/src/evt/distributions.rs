@@ -12,16 +12,19 @@
 
 /// ln(1 + ξ z)/ξ, which is z at ξ = 0; None outside the support (1 + ξ z ≤ 0) or for NaN.
 pub(crate) fn shape_log(shape: f64, z: f64) -> Option<f64> {
+    shape_logs(shape, z).map(|(_, e)| e)
+}
+
+/// ln(1 + ξ z) and [`shape_log`]: the likelihood's derivatives need both.
+pub(crate) fn shape_logs(shape: f64, z: f64) -> Option<(f64, f64)> {
     let s = shape * z;
     if !(s > -1.0) || !z.is_finite() {
         return None;
     }
-    if s.abs() < 1e-8 {
-        // ln(1+s)/ξ = z (1 - s/2 + s²/3 - ...); exact at ξ = 0 where s/ξ would be 0/0.
-        Some(z * (1.0 - s / 2.0 + s * s / 3.0))
-    } else {
-        Some(s.ln_1p() / shape)
-    }
+    let log1p_s = s.ln_1p();
+    // ln(1+s)/ξ = z (1 - s/2 + s²/3 - ...); exact at ξ = 0 where s/ξ would be 0/0.
+    let e = if s.abs() < 1e-8 { z * (1.0 - s / 2.0 + s * s / 3.0) } else { log1p_s / shape };
+    Some((log1p_s, e))
 }
 
 /// (e^(ξ l) - 1)/ξ, the inverse of [`shape_log`]; l at ξ = 0.

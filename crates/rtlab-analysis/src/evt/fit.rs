@@ -116,14 +116,13 @@ impl Model {
 }
 
 /// Fits `model` by `estimator`; MLE starts from `start` when given (a bootstrap replicate of
-/// the same fit), else from the PWM estimate. Returns the model and, for MLE, the maximised
-/// log-likelihood.
+/// the same fit), else from the PWM estimate.
 pub(crate) fn fit(
     model: TailModel,
     estimator: Estimator,
     data: &FitData,
     start: Option<&Model>,
-) -> Result<(Model, Option<f64>), FitFailure> {
+) -> Result<Model, FitFailure> {
     match (model, data) {
         (TailModel::Gev | TailModel::Gumbel, FitData::Blocks { maxima, samples_per_block }) => {
             let n = *samples_per_block;
@@ -133,23 +132,21 @@ pub(crate) fn fit(
                 _ => None,
             };
             match (model, estimator) {
-                (TailModel::Gev, Estimator::Pwm) => Ok((block(pwm::gev(maxima)?), None)),
+                (TailModel::Gev, Estimator::Pwm) => Ok(block(pwm::gev(maxima)?)),
                 (TailModel::Gev, Estimator::Mle) => {
                     let start = match start_gev {
                         Some(gev) => gev,
                         None => pwm::gev(maxima).or_else(|_| pwm::gumbel(maxima).map(|g| g.as_gev()))?,
                     };
-                    let (gev, log_likelihood) = mle::gev(maxima, start)?;
-                    Ok((block(gev), Some(log_likelihood)))
+                    Ok(block(mle::gev(maxima, start)?))
                 }
-                (_, Estimator::Pwm) => Ok((block(pwm::gumbel(maxima)?.as_gev()), None)),
+                (_, Estimator::Pwm) => Ok(block(pwm::gumbel(maxima)?.as_gev())),
                 (_, Estimator::Mle) => {
                     let start = match start_gev {
                         Some(gev) => Gumbel { location: gev.location, scale: gev.scale },
                         None => pwm::gumbel(maxima)?,
                     };
-                    let (gumbel, log_likelihood) = mle::gumbel(maxima, start)?;
-                    Ok((block(gumbel.as_gev()), Some(log_likelihood)))
+                    Ok(block(mle::gumbel(maxima, start)?.as_gev()))
                 }
             }
         }
@@ -160,7 +157,7 @@ pub(crate) fn fit(
             }
             let pot = |gpd: Gpd| Model::Pot { gpd, exceedance_rate };
             match estimator {
-                Estimator::Pwm => Ok((pot(pwm::gpd(exceedances, *threshold)?), None)),
+                Estimator::Pwm => Ok(pot(pwm::gpd(exceedances, *threshold)?)),
                 Estimator::Mle => {
                     let start = match start {
                         Some(Model::Pot { gpd, .. }) => *gpd,
@@ -170,8 +167,7 @@ pub(crate) fn fit(
                             shape: 0.0,
                         }),
                     };
-                    let (gpd, log_likelihood) = mle::gpd(exceedances, start)?;
-                    Ok((pot(gpd), Some(log_likelihood)))
+                    Ok(pot(mle::gpd(exceedances, start)?))
                 }
             }
         }

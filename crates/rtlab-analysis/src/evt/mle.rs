@@ -13,7 +13,7 @@
 //! unbounded (Smith 1985), above 1 the distribution has no mean; an optimum on that bound is
 //! reported as not converged.
 
-use super::distributions::{Gev, Gpd, Gumbel};
+use super::distributions::{shape_logs, Gev, Gpd, Gumbel};
 use super::sample::Observations;
 use super::FitFailure;
 
@@ -46,18 +46,6 @@ fn g_and_derivative(s: f64, log1p_s: f64) -> (f64, f64) {
     }
 }
 
-/// ln(1 + s) and e = ln(1 + s)/ξ for s = ξz (e = z at ξ = 0, as in
-/// [`shape_log`](super::distributions::shape_log)); None outside the support.
-fn logs(xi: f64, z: f64) -> Option<(f64, f64)> {
-    let s = xi * z;
-    if !(s > -1.0) || !z.is_finite() {
-        return None;
-    }
-    let log1p_s = s.ln_1p();
-    let e = if s.abs() < 1e-8 { z * (1.0 - s / 2.0 + s * s / 3.0) } else { log1p_s / xi };
-    Some((log1p_s, e))
-}
-
 /// The negative log-likelihood, its gradient and Hessian at θ.
 type Derivatives<const D: usize> = (f64, [f64; D], [[f64; D]; D]);
 
@@ -73,7 +61,7 @@ fn gev_nll(data: &Observations, theta: &[f64; 3]) -> f64 {
         if c <= 0.0 {
             continue;
         }
-        let Some((_, e)) = logs(xi, (x - mu) / sigma) else {
+        let Some((_, e)) = shape_logs(xi, (x - mu) / sigma) else {
             return f64::INFINITY;
         };
         total += c * (ln_sigma + (1.0 + xi) * e + (-e).exp());
@@ -103,7 +91,7 @@ fn gev_derivatives(data: &Observations, theta: &[f64; 3]) -> Option<Derivatives<
         }
         let z = (x - mu) / sigma;
         let s = xi * z;
-        let (log1p_s, e) = logs(xi, z)?;
+        let (log1p_s, e) = shape_logs(xi, z)?;
         let t = 1.0 + s;
         let w = (-e).exp();
         let a = 1.0 + xi - w;
@@ -159,7 +147,7 @@ fn gpd_nll(excesses: &Observations, theta: &[f64; 2]) -> f64 {
         if c <= 0.0 {
             continue;
         }
-        let Some((_, e)) = logs(xi, y / sigma) else {
+        let Some((_, e)) = shape_logs(xi, y / sigma) else {
             return f64::INFINITY;
         };
         total += c * (ln_sigma + (1.0 + xi) * e);
@@ -187,7 +175,7 @@ fn gpd_derivatives(excesses: &Observations, theta: &[f64; 2]) -> Option<Derivati
         }
         let z = y / sigma;
         let s = xi * z;
-        let (log1p_s, e) = logs(xi, z)?;
+        let (log1p_s, e) = shape_logs(xi, z)?;
         let t = 1.0 + s;
         let (g, dg) = g_and_derivative(s, log1p_s);
         let l_sigma = ((1.0 + xi) * z / t - 1.0) / sigma;
@@ -245,24 +233,17 @@ fn cholesky_solve<const D: usize>(m: &[[f64; D]; D], b: &[f64; D]) -> Option<[f6
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
-/// A converged minimum: the parameters and the negative log-likelihood there.
-#[derive(Debug, Clone, Copy)]
-struct Minimum<const D: usize> {
-    theta: [f64; D],
-    value: f64,
-}
-
 /// Damped Newton minimisation from `start`; `derivatives` gives the value, gradient and Hessian
 /// (None where they do not exist, e.g. outside the support). Converged when the Hessian is
 /// positive definite and the Newton decrement gᵀH⁻¹g (twice the decrease a full Newton step
-/// promises) is below 1e-12 (1 + |f|); that last Newton step is taken when it does not increase
+/// promises) is below 1e-8 (1 + |f|); that last Newton step is taken when it does not increase
 /// f. A trial step is evaluated with its derivatives, which the next iteration reuses: one pass
 /// over the data per iteration.
 fn minimise<const D: usize>(
     derivatives: impl Fn(&[f64; D]) -> Option<Derivatives<D>>,
     value: impl Fn(&[f64; D]) -> f64,
     start: [f64; D],
-) -> Result<Minimum<D>, FitFailure> {
+) -> Result<[f64; D], FitFailure> {
     let mut theta = start;
     let (mut f, mut grad, mut hess) =
         derivatives(&theta).ok_or_else(|| FitFailure::new("the likelihood is not defined at the start"))?;
@@ -273,12 +254,7 @@ fn minimise<const D: usize>(
             let decrement: f64 = -step.iter().zip(&grad).map(|(s, g)| s * g).sum::<f64>();
             if decrement <= 1e-8 * (1.0 + f.abs()) {
                 let last = add(&theta, &step);
-                let f_last = value(&last);
-                return Ok(if f_last <= f {
-                    Minimum { theta: last, value: f_last }
-                } else {
-                    Minimum { theta, value: f }
-                });
+                return Ok(if value(&last) <= f { last } else { theta });
             }
         }
         let mut accepted = false;
@@ -318,22 +294,10 @@ fn minimise_from_any<const D: usize>(
     derivatives: impl Fn(&[f64; D]) -> Option<Derivatives<D>>,
     value: impl Fn(&[f64; D]) -> f64,
     starts: &[[f64; D]],
-) -> Result<Minimum<D>, FitFailure> {
+) -> Result<[f64; D], FitFailure> {
     let start =
         starts.iter().find(|s| value(s).is_finite()).ok_or_else(|| FitFailure::new("no start inside the support"))?;
     minimise(derivatives, value, *start)
-}
-
-/// Unit-range mapping of the observations: x = center + scale·u.
-fn unit_range(data: &Observations) -> Result<(f64, f64), FitFailure> {
-    let (Some(min), Some(max)) = (data.min(), data.max()) else {
-        return Err(FitFailure::new("no observations"));
-    };
-    let range = max - min;
-    if !(range > 0.0) || !range.is_finite() {
-        return Err(FitFailure::new("all observations are equal"));
-    }
-    Ok((min, range))
 }
 
 fn shape_inside(shape: f64) -> Result<(), FitFailure> {
@@ -348,51 +312,38 @@ fn shape_inside(shape: f64) -> Result<(), FitFailure> {
 /// GEV by maximum likelihood from `start` (the PWM fit, or a previous fit for a bootstrap
 /// replicate); the Gumbel with the same location and scale is tried as a start when `start` leaves
 /// observations outside the support.
-pub(crate) fn gev(data: &Observations, start: Gev) -> Result<(Gev, f64), FitFailure> {
-    let (center, scale) = unit_range(data)?;
+pub(crate) fn gev(data: &Observations, start: Gev) -> Result<Gev, FitFailure> {
+    let (center, scale) = data.unit_range()?;
     let unit = data.standardized(center, scale);
     let starts = [
         [(start.location - center) / scale, start.scale / scale, start.shape],
         [(start.location - center) / scale, start.scale / scale, 0.0],
     ];
-    let found = minimise_from_any(|t| gev_derivatives(&unit, t), |t| gev_nll(&unit, t), &starts)?;
-    let [mu, sigma, xi] = found.theta;
+    let [mu, sigma, xi] = minimise_from_any(|t| gev_derivatives(&unit, t), |t| gev_nll(&unit, t), &starts)?;
     shape_inside(xi)?;
-    let fit = Gev::new(center + scale * mu, scale * sigma, xi).ok_or_else(|| FitFailure::new("invalid optimum"))?;
-    Ok((fit, -(found.value + data.total() * scale.ln())))
+    Gev::new(center + scale * mu, scale * sigma, xi).ok_or_else(|| FitFailure::new("invalid optimum"))
 }
 
 /// Gumbel by maximum likelihood.
-pub(crate) fn gumbel(data: &Observations, start: Gumbel) -> Result<(Gumbel, f64), FitFailure> {
-    let (center, scale) = unit_range(data)?;
+pub(crate) fn gumbel(data: &Observations, start: Gumbel) -> Result<Gumbel, FitFailure> {
+    let (center, scale) = data.unit_range()?;
     let unit = data.standardized(center, scale);
     let start = [(start.location - center) / scale, start.scale / scale];
-    let found = minimise(|t| gumbel_derivatives(&unit, t), |t| gumbel_nll(&unit, t), start)?;
-    let [mu, sigma] = found.theta;
-    let fit = Gumbel::new(center + scale * mu, scale * sigma).ok_or_else(|| FitFailure::new("invalid optimum"))?;
-    Ok((fit, -(found.value + data.total() * scale.ln())))
+    let [mu, sigma] = minimise(|t| gumbel_derivatives(&unit, t), |t| gumbel_nll(&unit, t), start)?;
+    Gumbel::new(center + scale * mu, scale * sigma).ok_or_else(|| FitFailure::new("invalid optimum"))
 }
 
 /// GPD of the values above `start.threshold` by maximum likelihood; the exponential (ξ = 0) with
 /// the mean excess as scale is tried as a start when `start` puts an excess beyond the end.
-pub(crate) fn gpd(exceedances: &Observations, start: Gpd) -> Result<(Gpd, f64), FitFailure> {
+pub(crate) fn gpd(exceedances: &Observations, start: Gpd) -> Result<Gpd, FitFailure> {
     let threshold = start.threshold;
-    let Some(max) = exceedances.max() else {
-        return Err(FitFailure::new("no exceedances"));
-    };
-    let scale = max - threshold;
-    if exceedances.min().is_some_and(|min| min <= threshold) || !(scale > 0.0) || !scale.is_finite() {
-        return Err(FitFailure::new("the exceedances are not above the threshold"));
-    }
+    let scale = exceedances.excess_range(threshold)?;
     let unit = exceedances.standardized(threshold, scale);
-    let total = unit.total();
-    let mean_excess = unit.iter().map(|(y, c)| y * c).sum::<f64>() / total;
+    let mean_excess = unit.iter().map(|(y, c)| y * c).sum::<f64>() / unit.total();
     let starts = [[start.scale / scale, start.shape], [mean_excess, 0.0]];
-    let found = minimise_from_any(|t| gpd_derivatives(&unit, t), |t| gpd_nll(&unit, t), &starts)?;
-    let [sigma, xi] = found.theta;
+    let [sigma, xi] = minimise_from_any(|t| gpd_derivatives(&unit, t), |t| gpd_nll(&unit, t), &starts)?;
     shape_inside(xi)?;
-    let fit = Gpd::new(threshold, scale * sigma, xi).ok_or_else(|| FitFailure::new("invalid optimum"))?;
-    Ok((fit, -(found.value + total * scale.ln())))
+    Gpd::new(threshold, scale * sigma, xi).ok_or_else(|| FitFailure::new("invalid optimum"))
 }
 
 #[cfg(test)]

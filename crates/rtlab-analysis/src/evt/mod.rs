@@ -159,6 +159,19 @@ pub struct Diagnostic {
     pub passed: bool,
 }
 
+impl Diagnostic {
+    /// A test's outcome on `on`, passed at p ≥ `significance`.
+    fn of(test: String, on: &str, result: diagnostics::TestResult, significance: f64) -> Diagnostic {
+        Diagnostic {
+            test,
+            on: on.into(),
+            statistic: result.statistic,
+            p_value: result.p_value,
+            passed: result.p_value >= significance,
+        }
+    }
+}
+
 /// Points of the figures, ns and probabilities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TailCurves {
@@ -418,7 +431,7 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
                 continue;
             }
             match fit::fit(model, estimator, d, None) {
-                Ok((fitted, _)) => made.push(Made {
+                Ok(fitted) => made.push(Made {
                     tail_fit: TailFit::from_model(model, estimator, &fitted, d.observations()),
                     model: fitted,
                     data_index,
@@ -565,13 +578,7 @@ fn choose(made: &[Made], blocks: usize, exceedances: usize) -> Option<(usize, St
 /// Ljung-Box, runs and two-half Kolmogorov-Smirnov tests of the block maxima in time order.
 fn independence_diagnostics(series: &[f64], significance: f64) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let diagnostic = |test: String, result: diagnostics::TestResult| Diagnostic {
-        test,
-        on: "block maxima".into(),
-        statistic: result.statistic,
-        p_value: result.p_value,
-        passed: result.p_value >= significance,
-    };
+    let diagnostic = |test: String, result| Diagnostic::of(test, "block maxima", result, significance);
     let lags = diagnostics::ljung_box_lags(series.len());
     if let Some(r) = diagnostics::ljung_box(series, lags) {
         out.push(diagnostic(format!("Ljung-Box ({lags} lags)"), r));
@@ -632,16 +639,10 @@ fn held_out_tests(
     if fit_data.observations().total() < MIN_OBSERVATIONS as f64 || test.total() < MIN_OBSERVATIONS as f64 {
         return Vec::new();
     }
-    let Ok((fitted, _)) = fit::fit(model, estimator, &fit_data, Some(chosen)) else {
+    let Ok(fitted) = fit::fit(model, estimator, &fit_data, Some(chosen)) else {
         return Vec::new();
     };
-    let diagnostic = |test: String, r: diagnostics::TestResult| Diagnostic {
-        test,
-        on: on.into(),
-        statistic: r.statistic,
-        p_value: r.p_value,
-        passed: r.p_value >= config.significance,
-    };
+    let diagnostic = |test: String, result| Diagnostic::of(test, on, result, config.significance);
     let mut out = Vec::new();
     if let Some(r) = diagnostics::ks_one_sample(&test, |x| fitted.cdf(x)) {
         out.push(diagnostic(format!("Kolmogorov-Smirnov, {what}"), r));

@@ -13,10 +13,8 @@
 use super::distributions::{Gev, Gpd, Gumbel};
 use super::sample::Observations;
 use super::FitFailure;
+use statrs::consts::EULER_MASCHERONI;
 use statrs::function::gamma::ln_gamma;
-
-/// Euler-Mascheroni constant γ.
-pub(crate) const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// b₀, b₁, b₂ (unbiased); None with fewer than 3 observations.
 pub(crate) fn sample_pwms(observations: &Observations) -> Option<[f64; 3]> {
@@ -41,23 +39,10 @@ pub(crate) fn sample_pwms(observations: &Observations) -> Option<[f64; 3]> {
     Some([s0 / n, s1 / (n * (n - 1.0)), s2 / (n * (n - 1.0) * (n - 2.0))])
 }
 
-/// Scale and center that map the observations to [0, 1], so the estimators work in units where
-/// neither 1e15 ns nor 0.001 ns lose precision.
-fn unit_range(observations: &Observations) -> Result<(f64, f64), FitFailure> {
-    let (Some(min), Some(max)) = (observations.min(), observations.max()) else {
-        return Err(FitFailure::new("no observations"));
-    };
-    let range = max - min;
-    if !(range > 0.0) || !range.is_finite() {
-        return Err(FitFailure::new("all observations are equal"));
-    }
-    Ok((min, range))
-}
-
 /// (Γ(1 - ξ) - 1)/ξ, continuous at ξ = 0 (γ there).
 fn gamma_ratio(shape: f64) -> f64 {
     if shape.abs() < 1e-6 {
-        EULER_GAMMA + (std::f64::consts::PI.powi(2) / 12.0 + EULER_GAMMA * EULER_GAMMA / 2.0) * shape
+        EULER_MASCHERONI + (std::f64::consts::PI.powi(2) / 12.0 + EULER_MASCHERONI * EULER_MASCHERONI / 2.0) * shape
     } else {
         ln_gamma(1.0 - shape).exp_m1() / shape
     }
@@ -77,7 +62,7 @@ const GEV_SHAPE_RANGE: (f64, f64) = (-5.0, 0.99);
 
 /// GEV by probability-weighted moments.
 pub(crate) fn gev(observations: &Observations) -> Result<Gev, FitFailure> {
-    let (center, scale) = unit_range(observations)?;
+    let (center, scale) = observations.unit_range()?;
     let unit = observations.standardized(center, scale);
     let [b0, b1, b2] = sample_pwms(&unit).ok_or_else(|| FitFailure::new("fewer than 3 observations"))?;
     let l2 = 2.0 * b1 - b0;
@@ -110,11 +95,11 @@ pub(crate) fn gev(observations: &Observations) -> Result<Gev, FitFailure> {
 
 /// Gumbel by probability-weighted moments: σ = (2b₁ - b₀)/ln 2, μ = b₀ - γσ.
 pub(crate) fn gumbel(observations: &Observations) -> Result<Gumbel, FitFailure> {
-    let (center, scale) = unit_range(observations)?;
+    let (center, scale) = observations.unit_range()?;
     let unit = observations.standardized(center, scale);
     let [b0, b1, _] = sample_pwms(&unit).ok_or_else(|| FitFailure::new("fewer than 3 observations"))?;
     let unit_scale = (2.0 * b1 - b0) / 2f64.ln();
-    let unit_location = b0 - EULER_GAMMA * unit_scale;
+    let unit_location = b0 - EULER_MASCHERONI * unit_scale;
     Gumbel::new(center + scale * unit_location, scale * unit_scale)
         .ok_or_else(|| FitFailure::new("PWM gave invalid parameters"))
 }
@@ -122,13 +107,7 @@ pub(crate) fn gumbel(observations: &Observations) -> Result<Gumbel, FitFailure> 
 /// GPD of the values above `threshold` by probability-weighted moments (Hosking & Wallis
 /// 1987): with l₁ = b₀ and l₂ = 2b₁ - b₀ of the excesses, ξ = 2 - l₁/l₂, σ = (1 - ξ) l₁.
 pub(crate) fn gpd(exceedances: &Observations, threshold: f64) -> Result<Gpd, FitFailure> {
-    let Some(max) = exceedances.max() else {
-        return Err(FitFailure::new("no exceedances"));
-    };
-    let scale = max - threshold;
-    if exceedances.min().is_some_and(|min| min <= threshold) || !(scale > 0.0) || !scale.is_finite() {
-        return Err(FitFailure::new("the exceedances are not above the threshold"));
-    }
+    let scale = exceedances.excess_range(threshold)?;
     let excesses = exceedances.standardized(threshold, scale);
     let [b0, b1, _] = sample_pwms(&excesses).ok_or_else(|| FitFailure::new("fewer than 3 exceedances"))?;
     let l2 = 2.0 * b1 - b0;

@@ -2,6 +2,8 @@
 //! a histogram's tail (value, count) go through the same estimators, and a bootstrap replicate
 //! is the same values with other counts.
 
+use super::FitFailure;
+
 /// Distinct finite values, ascending, each with a positive count (a whole number, stored as
 /// f64 because the estimators weight by it).
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +61,32 @@ impl Observations {
     /// (value, count) with a positive count, ascending.
     pub fn iter(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
         self.values.iter().zip(&self.counts).filter(|(_, &c)| c > 0.0).map(|(&v, &c)| (v, c))
+    }
+
+    /// (min, max - min): the center and scale that map the values to [0, 1], so the estimators
+    /// work in units where neither 1e15 ns nor 0.001 ns lose precision.
+    pub fn unit_range(&self) -> Result<(f64, f64), FitFailure> {
+        let (Some(min), Some(max)) = (self.min(), self.max()) else {
+            return Err(FitFailure::new("no observations"));
+        };
+        let range = max - min;
+        if !(range > 0.0) || !range.is_finite() {
+            return Err(FitFailure::new("all observations are equal"));
+        }
+        Ok((min, range))
+    }
+
+    /// max - threshold, the scale that maps the excesses over `threshold` to (0, 1]; an error
+    /// unless every value lies above the threshold.
+    pub fn excess_range(&self, threshold: f64) -> Result<f64, FitFailure> {
+        let Some(max) = self.max() else {
+            return Err(FitFailure::new("no exceedances"));
+        };
+        let scale = max - threshold;
+        if self.min().is_some_and(|min| min <= threshold) || !(scale > 0.0) || !scale.is_finite() {
+            return Err(FitFailure::new("the exceedances are not above the threshold"));
+        }
+        Ok(scale)
     }
 
     /// The values mapped by x -> (x - center)/scale (scale > 0), counts unchanged.
