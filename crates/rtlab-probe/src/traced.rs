@@ -178,13 +178,12 @@ fn thread_tid(events: &[KernelEvent], cpu: u32, comm: &str, stimulus: Stimulus, 
     if stimulus != Stimulus::Timer {
         return Some(named);
     }
-    let wanted = &comm.as_bytes()[..comm.len().min(split::COMM_BYTES)];
+    let wanted = split::truncated_comm(comm);
     let mut candidates: Vec<i32> = events
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::SchedSwitch { next_comm, next_pid, .. }
-                if e.cpu == cpu
-                    && next_comm.as_bytes().get(..split::COMM_BYTES).unwrap_or(next_comm.as_bytes()) == wanted =>
+                if e.cpu == cpu && split::truncated_comm(next_comm) == wanted =>
             {
                 Some(*next_pid)
             }

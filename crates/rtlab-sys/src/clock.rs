@@ -22,17 +22,22 @@ fn ns_to_timespec(ns: u64) -> libc::timespec {
     }
 }
 
+/// `clock_gettime(clock)` in ns, for clocks that always exist on Linux (the call cannot
+/// fail) and are never negative.
+#[inline]
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
+    unsafe {
+        libc::clock_gettime(clock, &mut ts);
+    }
+    (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
+}
+
 /// CLOCK_MONOTONIC now, in ns. One `clock_gettime` (vDSO) call, no allocation.
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // CLOCK_MONOTONIC always exists on Linux, so the call cannot fail.
-    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
-    }
-    // CLOCK_MONOTONIC is never negative.
-    (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// CPU time the calling thread has consumed, in ns (CLOCK_THREAD_CPUTIME_ID): time it ran,
@@ -41,14 +46,7 @@ pub fn monotonic_ns() -> u64 {
 /// `clock_gettime` (a system call for this clock), no allocation.
 #[inline]
 pub fn thread_cpu_time_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // CLOCK_THREAD_CPUTIME_ID always exists on Linux, so the call cannot fail.
-    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
-    }
-    // CPU time is never negative.
-    (ts.tv_sec as u64) * NS_PER_S + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// Maps the error number `clock_nanosleep` returns (it does not use errno) to an outcome.

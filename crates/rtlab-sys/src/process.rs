@@ -373,13 +373,7 @@ pub fn still_running(pids: &[i32]) -> Vec<i32> {
 /// CPU time consumed so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`). In-process
 /// loads add it up over their worker threads to report CPU-seconds.
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+    Duration::from_nanos(crate::clock::thread_cpu_time_ns())
 }
 
 /// Writes one (tag, value) record; async-signal-safe.

@@ -2,7 +2,7 @@
 //! reason otherwise): a session records a thread's sleeps exactly, and the top-level tracing
 //! state is the same before a session, after stop and after a dropped session.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use rtlab_sys::clock::{monotonic_ns, sleep_until_monotonic_ns};
 use rtlab_sys::sched::{AffinityGuard, Policy, SchedulingGuard};
@@ -23,30 +23,29 @@ fn skip_reason() -> Option<&'static str> {
     None
 }
 
+/// None (after printing why) when the test cannot run here; else this test's turn.
+fn serial_unless_skipped() -> Option<MutexGuard<'static, ()>> {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return None;
+    }
+    Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 fn config(dir: &tempfile::TempDir) -> TraceConfig {
     TraceConfig { cpus: vec![0], buffer_kb_per_cpu: 1024, spool_dir: dir.path().join("spool") }
 }
 
-fn current_tid() -> i32 {
-    // /proc/thread-self links to "<pid>/task/<tid>".
-    let link = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
-    link.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse().ok()).expect("tid")
-}
-
 #[test]
 fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state() {
-    if let Some(reason) = skip_reason() {
-        println!("skipped: {reason}");
-        return;
-    }
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial_unless_skipped() else { return };
     let before = tracing_state_snapshot().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = TraceSession::start(config(&dir)).unwrap();
     assert!(session.instance_name().starts_with(&format!("rtlab-{}", std::process::id())));
     assert!(tracefs_root().unwrap().join("instances").join(session.instance_name()).is_dir());
 
-    let tid = current_tid();
+    let tid = rtlab_sys::ipc::current_thread_id().0;
     let requested: Vec<u64> = {
         let _pin = AffinityGuard::pin_current_thread(0).unwrap();
         // Real-time tasks have no timer slack, so the armed expiry is the requested one.
@@ -107,11 +106,7 @@ fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state()
 
 #[test]
 fn a_dropped_session_restores_tracing_state() {
-    if let Some(reason) = skip_reason() {
-        println!("skipped: {reason}");
-        return;
-    }
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial_unless_skipped() else { return };
     let before = tracing_state_snapshot().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = TraceSession::start(config(&dir)).unwrap();
@@ -136,11 +131,7 @@ fn support_lists_the_three_backends_in_order() {
 
 #[test]
 fn a_failed_start_leaves_nothing_behind() {
-    if let Some(reason) = skip_reason() {
-        println!("skipped: {reason}");
-        return;
-    }
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial_unless_skipped() else { return };
     let before = tracing_state_snapshot().unwrap();
     let dir = tempfile::tempdir().unwrap();
     // A CPU that does not exist: refused before anything is created.
@@ -155,11 +146,7 @@ fn a_failed_start_leaves_nothing_behind() {
 
 #[test]
 fn instances_of_dead_rtlab_processes_are_removed() {
-    if let Some(reason) = skip_reason() {
-        println!("skipped: {reason}");
-        return;
-    }
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial_unless_skipped() else { return };
     // The pid of a process that has exited (as after a SIGKILLed run).
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead = child.id();

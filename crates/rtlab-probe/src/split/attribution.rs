@@ -236,21 +236,18 @@ impl<'a> Walk<'a> {
         }
 
         // Cut instants: the window's events and the two boundaries, in time order.
-        let boundaries = [Some(handled_at), switched_in_at].into_iter().flatten();
         let mut cut_at = sample.due_ns;
-        let mut boundaries: Vec<u64> =
-            boundaries.filter(|&b| b > sample.due_ns && b < sample.wake_ns).collect::<Vec<_>>();
+        let mut boundaries: Vec<u64> = [Some(handled_at), switched_in_at]
+            .into_iter()
+            .flatten()
+            .filter(|&b| b > sample.due_ns && b < sample.wake_ns)
+            .collect();
         boundaries.sort_unstable();
         let mut boundaries = boundaries.into_iter().peekable();
         let window = on_cpu.iter().skip(in_window).take_while(|e| e.ts_ns < sample.wake_ns);
         for event in window {
             while let Some(boundary) = boundaries.next_if(|&b| b <= event.ts_ns) {
-                walk.charge(&context, cut_at, boundary, false);
-                cut_at = boundary;
-                // An inferred switch-in has no sched_switch event: the thread runs from here.
-                if Some(boundary) == switched_in_at {
-                    context.current = Some(tid);
-                }
+                walk.cross_boundary(&mut context, &mut cut_at, boundary, switched_in_at);
             }
             let ends_in_lost_events = matches!(event.kind, EventKind::Lost { .. });
             walk.charge(&context, cut_at, event.ts_ns, ends_in_lost_events);
@@ -258,14 +255,26 @@ impl<'a> Walk<'a> {
             context.apply(event, handled_at <= event.ts_ns);
         }
         for boundary in boundaries {
-            walk.charge(&context, cut_at, boundary, false);
-            cut_at = boundary.max(cut_at);
-            if Some(boundary) == switched_in_at {
-                context.current = Some(tid);
-            }
+            walk.cross_boundary(&mut context, &mut cut_at, boundary, switched_in_at);
         }
         walk.charge(&context, cut_at, sample.wake_ns, false);
         walk
+    }
+
+    /// Charges up to a boundary and moves the cut there.
+    fn cross_boundary(
+        &mut self,
+        context: &mut CpuContext,
+        cut_at: &mut u64,
+        boundary: u64,
+        switched_in_at: Option<u64>,
+    ) {
+        self.charge(context, *cut_at, boundary, false);
+        *cut_at = boundary.max(*cut_at);
+        // An inferred switch-in has no sched_switch event: the thread runs from here.
+        if Some(boundary) == switched_in_at {
+            context.current = Some(self.tid);
+        }
     }
 
     fn learn_task(&mut self, event: &'a KernelEvent) {

@@ -63,7 +63,7 @@ pub fn find_tid(events: &[KernelEvent], cpu: u32, comm: &str) -> Option<i32> {
 }
 
 /// The first [`COMM_BYTES`] bytes of a name, as the kernel stores it.
-fn truncated_comm(comm: &str) -> &[u8] {
+pub(crate) fn truncated_comm(comm: &str) -> &[u8] {
     let bytes = comm.as_bytes();
     bytes.get(..COMM_BYTES).unwrap_or(bytes)
 }

@@ -27,6 +27,7 @@ mod cut;
 mod summary;
 
 pub use attribution::{explain, CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
+pub(crate) use cut::truncated_comm;
 pub use cut::{
     find_tid, split_samples, COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS, MAX_TIMER_SLACK_NS,
 };

@@ -142,15 +142,12 @@ fn decode_page(
         .filter(|&end| end <= page.len())
         .ok_or_else(|| format!("commit says {size} bytes of data, more than the page holds"))?;
     let data = page.get(layout.data_offset..data_end).ok_or("data outside the page")?;
-    if commit & MISSED_EVENTS != 0 {
-        let events = if commit & MISSED_STORED != 0 {
-            let n = long_at(page, data_end, layout.commit_size).ok_or("missed-events count outside the page")?;
-            out.lost = out.lost.saturating_add(n);
-            n
-        } else {
-            out.lost_uncounted_pages += 1;
-            0
-        };
+    if let Some(missed) = missed_before(page, layout, commit)? {
+        match missed {
+            Some(n) => out.lost = out.lost.saturating_add(n),
+            None => out.lost_uncounted_pages += 1,
+        }
+        let events = missed.unwrap_or(0);
         out.events.push(KernelEvent { ts_ns: page_ts, cpu, pid: -1, kind: EventKind::Lost { events } });
     }
     let mut ts = page_ts;
@@ -216,17 +213,25 @@ pub fn count_lost(spool: &[u8], layout: PageLayout) -> Result<(u64, u64), TraceE
     let mut uncounted = 0u64;
     for page in spool.chunks_exact(layout.page_size) {
         let commit = long_at(page, 8, layout.commit_size).ok_or_else(|| TraceError::Format("short page".into()))?;
-        if commit & MISSED_EVENTS == 0 {
-            continue;
-        }
-        if commit & MISSED_STORED != 0 {
-            let at = layout.data_offset + (commit & COMMIT_MASK) as usize;
-            let n = long_at(page, at, layout.commit_size)
-                .ok_or_else(|| TraceError::Format("missed-events count outside the page".into()))?;
-            counted = counted.saturating_add(n);
-        } else {
-            uncounted += 1;
+        match missed_before(page, layout, commit).map_err(|e| TraceError::Format(e.into()))? {
+            None => {}
+            Some(Some(n)) => counted = counted.saturating_add(n),
+            Some(None) => uncounted += 1,
         }
     }
     Ok((counted, uncounted))
+}
+
+/// Whether the page's commit word says events were dropped before the page: None if not,
+/// Some(Some(n)) with the count stored after the data, Some(None) without a count.
+fn missed_before(page: &[u8], layout: PageLayout, commit: u64) -> Result<Option<Option<u64>>, &'static str> {
+    if commit & MISSED_EVENTS == 0 {
+        return Ok(None);
+    }
+    if commit & MISSED_STORED == 0 {
+        return Ok(Some(None));
+    }
+    let at = layout.data_offset + (commit & COMMIT_MASK) as usize;
+    let n = long_at(page, at, layout.commit_size).ok_or("missed-events count outside the page")?;
+    Ok(Some(Some(n)))
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{instance_pid, pid_alive, tracefs_root, TraceError, NOT_MOUNTED};
+use super::{instance_pid, pid_alive, read_tracefs_file, tracefs_root, TraceError, NOT_MOUNTED};
 
 /// The top-level tracing state as sorted `key = value` lines: `set_event`, `tracing_on`,
 /// `current_tracer`, `trace_clock`, `buffer_size_kb`, every `events/<sys>/<event>/enable`
@@ -13,12 +13,7 @@ use super::{instance_pid, pid_alive, tracefs_root, TraceError, NOT_MOUNTED};
 /// compared. Two snapshots are equal when nothing was changed.
 pub fn tracing_state_snapshot() -> Result<String, TraceError> {
     let root = tracefs_root().ok_or_else(|| TraceError::Unsupported(NOT_MOUNTED.into()))?;
-    let read = |rel: &str| -> Result<String, TraceError> {
-        let path = root.join(rel);
-        std::fs::read_to_string(&path)
-            .map(|s| s.trim_end().to_string())
-            .map_err(|source| TraceError::Io { op: format!("reading {}", path.display()), source })
-    };
+    let read = |rel: &str| read_tracefs_file(&root.join(rel)).map(|s| s.trim_end().to_string());
     let mut lines = Vec::new();
     for file in ["set_event", "tracing_on", "current_tracer", "trace_clock", "buffer_size_kb", "tracing_cpumask"] {
         lines.push(format!("{file} = {}", read(file)?.replace('\n', " | ")));
