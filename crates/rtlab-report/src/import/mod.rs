@@ -247,6 +247,15 @@ pub fn text_lines(file: &SourceFile) -> Result<Vec<(usize, &str)>, ImportError> 
     Ok(text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).collect())
 }
 
+/// The name of a source's value unit in ns: "ns" for 1, else "µs".
+pub fn unit_name(unit_ns: u64) -> &'static str {
+    if unit_ns == 1 {
+        "ns"
+    } else {
+        "µs"
+    }
+}
+
 /// A whole number of `unit_ns`, checked against [`MAX_VALUE_NS`].
 pub fn scaled(value: i64, unit_ns: u64) -> Option<i64> {
     value.checked_mul(unit_ns as i64).filter(|v| v.abs() <= MAX_VALUE_NS)

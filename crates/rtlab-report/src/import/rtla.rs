@@ -27,7 +27,7 @@
 //! only cross-checked, never imported twice.
 
 use super::{
-    pin_recorded_extremes, scaled, text_lines, ImportError, ImportOptions, ParsedSource, Series, SeriesData,
+    pin_recorded_extremes, scaled, text_lines, unit_name, ImportError, ImportOptions, ParsedSource, Series, SeriesData,
     SourceFile, SourceHistogram,
 };
 
@@ -164,7 +164,7 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
             let unit = options.unit.map_or(1000, |u| u.ns());
             parsed.assumed.push(format!(
                 "values in {}: the header has no \"# Time unit\" line ({})",
-                if unit == 1 { "ns" } else { "µs" },
+                unit_name(unit),
                 if options.unit.is_some() { "given with --unit" } else { "rtla's default" }
             ));
             parsed.unit_assumed = true;
@@ -599,14 +599,6 @@ fn parse_duration(text: &str) -> Option<f64> {
         return None;
     }
     Some(((days * 24 + h) * 3600 + m * 60 + s) as f64)
-}
-
-fn unit_name(unit_ns: u64) -> &'static str {
-    if unit_ns == 1 {
-        "ns"
-    } else {
-        "µs"
-    }
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
