@@ -127,13 +127,7 @@ impl ReportExporter for CyclictestJson {
             .map(str::to_string)
             .unwrap_or_else(|| format!("rtlab {}", run.tool.version));
         let time = |t: &str| rfc3339_to_cyclictest(t).unwrap_or_else(|| t.to_string());
-        let return_code = threads
-            .iter()
-            .find_map(|t| match t.measurement.details.get(RETURN_CODE_DETAIL) {
-                Some(Detail::Int(code)) => Some(*code),
-                _ => None,
-            })
-            .unwrap_or(0);
+        let return_code = threads.iter().find_map(|t| detail_int(t.measurement, RETURN_CODE_DETAIL)).unwrap_or(0);
         let host = &run.host;
         let mut out = String::new();
         out.push_str("{\n  \"file_version\": 1,\n");
@@ -163,11 +157,9 @@ impl ReportExporter for CyclictestJson {
                 out.push_str(&entries.join(","));
                 out.push_str("\n      },\n");
             }
-            let (min, max) = if t.cycles == 0 { (NO_SAMPLE_MIN_US, 0) } else { (t.min_us, t.max_us) };
-            let node = match t.measurement.details.get(NUMA_NODE_DETAIL) {
-                Some(Detail::Int(node)) => *node,
-                _ => -1,
-            };
+            // `threads` gives a thread without samples cyclictest's min and max.
+            let (min, max) = (t.min_us, t.max_us);
+            let node = detail_int(t.measurement, NUMA_NODE_DETAIL).unwrap_or(-1);
             let _ = writeln!(out, "      \"cycles\": {},", t.cycles);
             let _ = writeln!(out, "      \"min\": {min},");
             let _ = writeln!(out, "      \"max\": {max},");
@@ -178,6 +170,14 @@ impl ReportExporter for CyclictestJson {
         }
         out.push_str("  }\n}\n");
         Ok(out)
+    }
+}
+
+/// An integer detail of the measurement.
+fn detail_int(m: &Measurement, key: &str) -> Option<i64> {
+    match m.details.get(key) {
+        Some(Detail::Int(v)) => Some(*v),
+        _ => None,
     }
 }
 
@@ -215,13 +215,8 @@ fn threads<'a>(selected: &Selected<'a>) -> Result<(u64, Vec<Thread<'a>>), Report
         numbered.sort_by_key(|(n, _)| *n);
         measurements = numbered.into_iter().map(|(_, m)| m).collect();
     }
-    let limits: Vec<Option<i64>> = measurements
-        .iter()
-        .map(|m| match m.details.get(HISTOGRAM_LIMIT_DETAIL) {
-            Some(Detail::Int(limit)) if *limit > 0 => Some(*limit),
-            _ => None,
-        })
-        .collect();
+    let limits: Vec<Option<i64>> =
+        measurements.iter().map(|m| detail_int(m, HISTOGRAM_LIMIT_DETAIL).filter(|&limit| limit > 0)).collect();
     let size = if limits.iter().all(Option::is_some) && !limits.is_empty() {
         limits.iter().flatten().map(|&l| (l as u64).div_ceil(1000)).max().unwrap_or(1)
     } else {
@@ -245,19 +240,17 @@ fn threads<'a>(selected: &Selected<'a>) -> Result<(u64, Vec<Thread<'a>>), Report
                 overflows += count;
             }
         }
-        let detail_int = |key: &str| match m.details.get(key) {
-            Some(Detail::Int(v)) => Some(*v),
-            _ => None,
-        };
         let detail_float = |key: &str| match m.details.get(key) {
             Some(Detail::Float(v)) => Some(*v),
             Some(Detail::Int(v)) => Some(*v as f64),
             _ => None,
         };
-        let source_cycles = detail_int(SOURCE_CYCLES_DETAIL).filter(|_| m.count == 0);
+        let source_cycles = detail_int(m, SOURCE_CYCLES_DETAIL).filter(|_| m.count == 0);
         let (cycles, min_ns, max_ns, has_histogram) = match source_cycles {
             // Imported without a histogram: the source's summary figures.
-            Some(cycles) => (cycles.max(0) as u64, detail_int("source_min_ns"), detail_int("source_max_ns"), false),
+            Some(cycles) => {
+                (cycles.max(0) as u64, detail_int(m, "source_min_ns"), detail_int(m, "source_max_ns"), false)
+            }
             None => (m.count, m.moments.min(), m.moments.max(), true),
         };
         let avg_ns = detail_float("source_avg_ns").or_else(|| m.moments.mean()).unwrap_or(0.0);

@@ -15,8 +15,8 @@
 //! layout records and how it maps into run.json: docs/import/cyclictest.md.
 
 use super::{
-    scaled, text_lines, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile, SourceHistogram,
-    SourceHost, SourceUnit, MAX_TOTAL_COUNT,
+    scaled, text_lines, unit_name, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile,
+    SourceHistogram, SourceHost, SourceUnit, MAX_TOTAL_COUNT,
 };
 use rtlab_probe::Detail;
 use rtlab_sys::sched::Policy;
@@ -705,7 +705,7 @@ fn histogram_source(
         return Err(at(line, format!("an overflow list for thread {extra}, but the footer has {threads} threads")));
     }
 
-    let unit = if unit_ns == 1 { "ns" } else { "µs" };
+    let unit = unit_name(unit_ns);
     parsed.layouts.push("cyclictest-histogram".into());
     parsed.notes.push(if every_bucket {
         format!("rt-tests 2.4 histogram layout (every bucket, `# Total:` line): {limit} buckets of 1 {unit}")
@@ -927,7 +927,7 @@ fn parse_json(file: &SourceFile, options: &ImportOptions) -> Result<ParsedSource
             ))
         }
     };
-    let unit = if unit_ns == 1 { "ns" } else { "µs" };
+    let unit = unit_name(unit_ns);
     match options.unit {
         Some(given) if given.ns() != unit_ns => {
             return Err(json.error(

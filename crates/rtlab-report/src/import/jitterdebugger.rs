@@ -18,7 +18,8 @@
 //!   overflows at 1000 µs (a lower bound), the largest at results.json's max.
 
 use super::{
-    scaled, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile, SourceHistogram, SourceHost,
+    scaled, unit_name, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile, SourceHistogram,
+    SourceHost,
 };
 use rtlab_sys::sched::Policy;
 use serde_json::Value;
@@ -99,7 +100,7 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
         }
         None => {
             let unit = options.unit.map_or(1000, |u| u.ns());
-            let name = if unit == 1 { "ns" } else { "µs" };
+            let name = unit_name(unit);
             parsed.assumed.push(match options.unit {
                 Some(_) => format!("values in {name}: given with --unit"),
                 None => format!(

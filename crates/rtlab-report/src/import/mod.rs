@@ -247,6 +247,22 @@ pub fn text_lines(file: &SourceFile) -> Result<Vec<(usize, &str)>, ImportError> 
     Ok(text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).collect())
 }
 
+/// The name of a source's value unit in ns: "ns" for 1, else "µs".
+pub(crate) fn unit_name(unit_ns: u64) -> &'static str {
+    if unit_ns == 1 {
+        "ns"
+    } else {
+        "µs"
+    }
+}
+
+/// "hh:mm:ss" -> (h, m, s), minutes and seconds below 60; the caller bounds the hours.
+pub(crate) fn clock_fields(text: &str) -> Option<(u64, u64, u64)> {
+    let mut fields = text.split(':').map(|f| f.parse::<u64>().ok());
+    let (h, m, s) = (fields.next()??, fields.next()??, fields.next()??);
+    (fields.next().is_none() && m < 60 && s < 60).then_some((h, m, s))
+}
+
 /// A whole number of `unit_ns`, checked against [`MAX_VALUE_NS`].
 pub fn scaled(value: i64, unit_ns: u64) -> Option<i64> {
     value.checked_mul(unit_ns as i64).filter(|v| v.abs() <= MAX_VALUE_NS)

@@ -27,8 +27,8 @@
 //! only cross-checked, never imported twice.
 
 use super::{
-    pin_recorded_extremes, scaled, text_lines, ImportError, ImportOptions, ParsedSource, Series, SeriesData,
-    SourceFile, SourceHistogram,
+    clock_fields, pin_recorded_extremes, scaled, text_lines, unit_name, ImportError, ImportOptions, ParsedSource,
+    Series, SeriesData, SourceFile, SourceHistogram,
 };
 
 pub const TIMERLAT_LAYOUT: &str = "rtla-timerlat-histogram";
@@ -164,7 +164,7 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
             let unit = options.unit.map_or(1000, |u| u.ns());
             parsed.assumed.push(format!(
                 "values in {}: the header has no \"# Time unit\" line ({})",
-                if unit == 1 { "ns" } else { "µs" },
+                unit_name(unit),
                 if options.unit.is_some() { "given with --unit" } else { "rtla's default" }
             ));
             parsed.unit_assumed = true;
@@ -535,8 +535,8 @@ fn all_kind(path: &str, line: usize, name: &str) -> Result<Kind, ImportError> {
     }
 }
 
-/// Exactly `width` counts (rtla prints them with "%9d": a negative one is an int that wrapped).
-fn counts_of(path: &str, line: usize, values: &[&str], width: usize) -> Result<Vec<u64>, ImportError> {
+/// A row must have as many values as the header has columns.
+fn check_width(path: &str, line: usize, values: &[&str], width: usize) -> Result<(), ImportError> {
     if values.len() != width {
         return Err(ImportError::at(
             path,
@@ -544,6 +544,12 @@ fn counts_of(path: &str, line: usize, values: &[&str], width: usize) -> Result<V
             format!("{} values where the header names {width} columns", values.len()),
         ));
     }
+    Ok(())
+}
+
+/// Exactly `width` counts (rtla prints them with "%9d": a negative one is an int that wrapped).
+fn counts_of(path: &str, line: usize, values: &[&str], width: usize) -> Result<Vec<u64>, ImportError> {
+    check_width(path, line, values, width)?;
     values
         .iter()
         .map(|v| parse_count(v).ok_or_else(|| ImportError::at(path, line, format!("{v:?} is not a count"))))
@@ -557,13 +563,7 @@ fn optional_values<T>(
     width: usize,
     parse_one: fn(&str) -> Option<T>,
 ) -> Result<Vec<Option<T>>, ImportError> {
-    if values.len() != width {
-        return Err(ImportError::at(
-            path,
-            line,
-            format!("{} values where the header names {width} columns", values.len()),
-        ));
-    }
+    check_width(path, line, values, width)?;
     values
         .iter()
         .map(|&v| match v {
@@ -593,20 +593,11 @@ fn parse_duration(text: &str) -> Option<f64> {
         (Some(clock), None, None) => (0, clock),
         _ => return None,
     };
-    let mut fields = clock.split(':').map(|f| f.parse::<u64>().ok());
-    let (h, m, s) = (fields.next()??, fields.next()??, fields.next()??);
-    if fields.next().is_some() || m >= 60 || s >= 60 || days > 1_000_000 || h > 1_000_000 {
+    let (h, m, s) = clock_fields(clock)?;
+    if days > 1_000_000 || h > 1_000_000 {
         return None;
     }
     Some(((days * 24 + h) * 3600 + m * 60 + s) as f64)
-}
-
-fn unit_name(unit_ns: u64) -> &'static str {
-    if unit_ns == 1 {
-        "ns"
-    } else {
-        "µs"
-    }
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

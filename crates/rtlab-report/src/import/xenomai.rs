@@ -559,10 +559,9 @@ fn parse_rts(rest: &str) -> Result<(Totals, Option<u64>), String> {
 
 /// "hh:mm:ss" -> seconds.
 fn parse_clock(text: &str) -> Option<u64> {
-    let mut fields = text.trim().split(':').map(|f| f.parse::<u64>().ok());
-    let (h, m, s) = (fields.next()??, fields.next()??, fields.next()??);
+    let (h, m, s) = super::clock_fields(text.trim())?;
     // `then`, not `then_some`: the sum must not be computed for an out-of-range h.
-    (fields.next().is_none() && m < 60 && s < 60 && h < 1_000_000).then(|| h * 3600 + m * 60 + s)
+    (h < 1_000_000).then(|| h * 3600 + m * 60 + s)
 }
 
 /// `    avg|   3 -  4 |    12345` -> ("avg", 3, 12345).
