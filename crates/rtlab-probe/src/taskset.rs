@@ -427,9 +427,10 @@ fn job_loop<C: JobClock>(
     }
     // Interrupted: the jobs released so far that were not completed (the one running and
     // any backlog) are misses when their deadline has passed.
-    counts.released = if counts.interrupted { schedule.released_by(clock.now_ns()).max(job) } else { job };
+    counts.released = job;
     if counts.interrupted {
         let now = clock.now_ns();
+        counts.released = schedule.released_by(now).max(job);
         let unfinished = job..counts.released;
         counts.unfinished_late +=
             unfinished.filter(|&k| schedule.release_of(k).saturating_add(schedule.deadline_ns) <= now).count() as u64;
