@@ -5,6 +5,7 @@
 
 use crate::figures::{self, Figure};
 use crate::html::{escape, short_time, CSS};
+use crate::markdown::escape as md;
 use crate::model::RunResult;
 use crate::report_set::{run_warnings, ReportSet, SourcedRun};
 use crate::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
@@ -326,7 +327,6 @@ fn interrupted_suffix(r: &SuiteRecord) -> &'static str {
 pub fn markdown(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     let views = table_views(suites)?;
     let first = &suites[0].record;
-    let md = |t: &str| t.replace('|', "\\|").replace('\n', " ");
     let mut out = format!("# Suite {}: {}\n\n", first.suite.name, md(&first.suite.title));
     if suites.iter().any(|s| s.record.quick) {
         let _ = writeln!(out, "> **{QUICK_NOTICE}.**\n");
