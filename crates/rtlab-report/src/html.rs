@@ -139,7 +139,7 @@ fn page_title(set: &ReportSet) -> String {
 }
 
 /// "2026-11-21 05:57" from an RFC 3339 time.
-fn short_time(rfc3339: &str) -> String {
+pub(crate) fn short_time(rfc3339: &str) -> String {
     let t = rfc3339.replacen('T', " ", 1);
     t.get(..16).unwrap_or(&t).to_string()
 }

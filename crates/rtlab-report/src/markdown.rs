@@ -9,9 +9,14 @@ use std::fmt::Write;
 #[derive(Debug, Default)]
 pub struct MarkdownReport;
 
+/// Text made safe inside a GitHub table row: pipes escaped, line breaks as spaces.
+pub(crate) fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
 /// A cell's text made safe inside a GitHub table row.
 fn cell(text: &str) -> String {
-    let text = text.replace('|', "\\|").replace('\n', " ");
+    let text = escape(text);
     if text.is_empty() {
         " ".into()
     } else {

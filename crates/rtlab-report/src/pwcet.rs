@@ -37,7 +37,7 @@ pub const TAIL_MIN_SAMPLES: u64 = 2_000;
 pub fn tail_input(measurements: &[&Measurement]) -> Result<TailInput, ReportError> {
     let all = combine(measurements)?;
     let total_samples = all.row.count;
-    let block_s = measurements.iter().map(|m| m.block_s).max().unwrap_or(1).max(1);
+    let block_s = block_s_of(measurements);
     // Block maxima step by step (steps were measured one after another), the CPUs of a step
     // side by side; the sample rate of each step weighted by its blocks.
     let mut block_maxima_ns = Vec::new();
@@ -88,6 +88,11 @@ pub fn tail_input(measurements: &[&Measurement]) -> Result<TailInput, ReportErro
         total_samples,
         sample_rate_hz,
     })
+}
+
+/// Seconds each block maximum covers: the longest block of the measurements (at least 1).
+fn block_s_of(measurements: &[&Measurement]) -> u64 {
+    measurements.iter().map(|m| m.block_s).max().unwrap_or(1).max(1)
 }
 
 /// The tail analysis of one metric over several measurements (CPUs) of one scenario.
@@ -251,7 +256,7 @@ pub fn measurements_tail(
         metric: metric.to_string(),
         samples: input.total_samples,
         blocks: input.block_maxima_ns.len(),
-        block_s: measurements.iter().map(|m| m.block_s).max().unwrap_or(1).max(1),
+        block_s: block_s_of(measurements),
         sample_rate_hz: input.sample_rate_hz,
         observed_max_ns,
         outcome,

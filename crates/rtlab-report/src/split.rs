@@ -333,15 +333,8 @@ pub struct CoverageSummary<'a> {
 }
 
 /// The metrics of the three parts of `probe`'s samples: (first, scheduling, return); None
-/// for a probe without a split.
-pub fn part_metrics(probe: &str) -> Option<[&'static str; 3]> {
-    use rtlab_probe::split::*;
-    match probe {
-        "timer" => Some([TIMER_IRQ_METRIC, TIMER_SCHED_METRIC, TIMER_RETURN_METRIC]),
-        "net" => Some([NET_WAKEUP_METRIC, NET_SCHED_METRIC, NET_RETURN_METRIC]),
-        _ => None,
-    }
-}
+/// for a probe without a split. The probe's own list, so the report names what it measured.
+pub use rtlab_probe::traced::part_metrics;
 
 /// The medians of the three parts of one thread, from `run`'s measurements.
 pub fn part_medians(run: &RunResult, coverage: &SplitCoverage) -> [Option<i64>; 3] {

@@ -14,7 +14,7 @@ use crate::per_setting::Setting;
 use crate::verdict::Verdict;
 use crate::ReportError;
 use rtlab_analysis::requirement::main_metric_of;
-use rtlab_analysis::units::parse_time_ns;
+use rtlab_analysis::units::{format_us, parse_time_ns};
 use rtlab_analysis::{percentile, LatencyHistogram, Moments};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -221,7 +221,7 @@ impl Unit {
     pub fn format(self, ns: i64) -> String {
         match self {
             Unit::Ns => ns.to_string(),
-            Unit::Us => format!("{:.1}", ns as f64 / 1e3),
+            Unit::Us => format_us(ns),
             Unit::Ms => format!("{:.3}", ns as f64 / 1e6),
         }
     }

@@ -4,12 +4,13 @@
 //! and a self-contained HTML page (the style of [`crate::html`]).
 
 use crate::figures::{self, Figure};
-use crate::html::{escape, CSS};
+use crate::html::{escape, short_time, CSS};
+use crate::markdown::escape as md;
 use crate::model::RunResult;
 use crate::report_set::{run_warnings, ReportSet, SourcedRun};
 use crate::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
 use crate::tables::Table;
-use crate::terminal::{text_table, thousands};
+use crate::terminal::{capitalised, text_table, thousands};
 use crate::verdict::Verdict;
 use crate::ReportError;
 use rtlab_analysis::curve::fixed_bins;
@@ -326,7 +327,6 @@ fn interrupted_suffix(r: &SuiteRecord) -> &'static str {
 pub fn markdown(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     let views = table_views(suites)?;
     let first = &suites[0].record;
-    let md = |t: &str| t.replace('|', "\\|").replace('\n', " ");
     let mut out = format!("# Suite {}: {}\n\n", first.suite.name, md(&first.suite.title));
     if suites.iter().any(|s| s.record.quick) {
         let _ = writeln!(out, "> **{QUICK_NOTICE}.**\n");
@@ -554,7 +554,7 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
             "<div class=\"banner quick\"><h2>{}</h2>This report's runs are shorter than the paper's: the maxima and \
              the 99.999 % thresholds rest on far fewer samples, so they are not comparable with the paper's. Run the \
              suite without --quick for the paper's experiment.</div>",
-            escape(&capitalise(QUICK_NOTICE))
+            escape(&capitalised(QUICK_NOTICE))
         );
     }
     for s in suites.iter().filter(|s| s.record.interrupted) {
@@ -801,20 +801,6 @@ table.paper-table td.not-measured { color: #8a5300; font-weight: 400; font-size:
 .missing-figure { border: 1px dashed var(--line); padding: 10px 14px; margin: 16px 0; color: var(--muted); }
 .missing-figure strong { color: var(--ink); }
 "#;
-
-fn capitalise(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
-        None => String::new(),
-    }
-}
-
-/// "2026-11-21 05:57" from an RFC 3339 time.
-fn short_time(rfc3339: &str) -> String {
-    let t = rfc3339.replacen('T', " ", 1);
-    t.get(..16).unwrap_or(&t).to_string()
-}
 
 fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: bool) {
     let class = if v.met { "met" } else { "not-met" };

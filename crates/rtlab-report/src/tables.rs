@@ -189,6 +189,11 @@ fn push_row(table: &mut Table, cells: Vec<Cell>) {
     table.csv_rows.push(raw);
 }
 
+/// A header row from its titles.
+fn headers(names: &[&str]) -> Vec<String> {
+    names.iter().map(|c| c.to_string()).collect()
+}
+
 fn columns_of(first: &str, rest: impl IntoIterator<Item = String>) -> Vec<String> {
     std::iter::once(first.to_string()).chain(rest).collect()
 }
@@ -222,12 +227,8 @@ fn verdict_table(verdict: &Verdict) -> Table {
         "one ≥ bound every",
         "notes",
     ];
-    let mut table = new_table(
-        "verdict-checks",
-        &format!("Requirement checks: {}", verdict.word()),
-        None,
-        columns.iter().map(|c| c.to_string()).collect(),
-    );
+    let mut table =
+        new_table("verdict-checks", &format!("Requirement checks: {}", verdict.word()), None, headers(&columns));
     let many_runs = verdict.checks.iter().any(|c| verdict.checks.first().is_some_and(|f| f.run_label != c.run_label));
     for c in &verdict.checks {
         let configuration = if many_runs { format!("{} · {}", c.run_label, c.scenario) } else { c.scenario.clone() };
@@ -390,10 +391,7 @@ fn extremes_table(metric: &str, columns: &[Column]) -> Option<Table> {
         &format!("max-p99999-{metric}"),
         &format!("{}: maximum and 99.999 % threshold, unloaded and loaded (µs)", title_of(metric)),
         Some("Akamina et al., Tables 4 and 6"),
-        ["configuration", "load", "unloaded max", "unloaded 99.999 %", "loaded max", "loaded 99.999 %"]
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
+        headers(&["configuration", "load", "unloaded max", "unloaded 99.999 %", "loaded max", "loaded 99.999 %"]),
     );
     let mut runs: Vec<usize> = with.iter().map(|c| c.config.run_index).collect();
     runs.dedup();
@@ -453,10 +451,7 @@ fn moments_table(metrics: &[String], columns: &[Column]) -> Table {
         "mean-sd-min-max",
         "Mean, standard deviation, minimum and maximum per metric, load and configuration (µs)",
         Some("Regnier et al., Table 1"),
-        ["metric", "load", "configuration", "kernel", "preemption", "samples", "mean", "SD", "min", "max"]
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
+        headers(&["metric", "load", "configuration", "kernel", "preemption", "samples", "mean", "SD", "min", "max"]),
     );
     for metric in metrics {
         for c in columns {
@@ -496,7 +491,7 @@ fn range_table(interrupt: &str, activation: &str, columns: &[Column]) -> Option<
         &format!("range-97-{interrupt}-{activation}"),
         &format!("Range holding 97 % of samples: {interrupt} and {activation}, and their difference (µs)"),
         Some("Akamina et al., Table 5"),
-        [
+        headers(&[
             "configuration",
             "interrupt latency from",
             "to",
@@ -504,10 +499,7 @@ fn range_table(interrupt: &str, activation: &str, columns: &[Column]) -> Option<
             "to",
             "context switch (difference) from",
             "to",
-        ]
-        .iter()
-        .map(|c| c.to_string())
-        .collect(),
+        ]),
     );
     for c in columns {
         let (Some(irq), Some(act)) = (c.metric(interrupt), c.metric(activation)) else { continue };
@@ -542,10 +534,7 @@ fn loads_table(columns: &[Column]) -> Option<Table> {
         "loads",
         "Loads achieved",
         None,
-        ["configuration", "load", "figure", "value", "unit", "CPU-seconds", "died early"]
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
+        headers(&["configuration", "load", "figure", "value", "unit", "CPU-seconds", "died early"]),
     );
     for c in columns {
         let Some(scenario) = c.config.scenario_info() else { continue };

@@ -82,16 +82,15 @@ impl TasksetRun {
             (true, Some(runtime), Some(period)) if period > 0 => Some(runtime as f64 / period as f64),
             _ => None,
         };
-        let mut notes = notes;
-        if let Some(share) = rt_throttling_share.filter(|&share| analysis.utilization > share) {
-            notes.push(format!(
+        let mut section = TasksetRun { file, set, cpu, analysis, results: Vec::new(), notes, rt_throttling_share };
+        if let Some(share) = section.throttled_share() {
+            section.notes.push(format!(
                 "The set asks for {:.0} % of the CPU but the host's RT throttling lets real-time tasks use {:.0} % of each \
                  period: once throttled, even the highest-priority task waits for the next period.",
-                analysis.utilization * 100.0,
+                section.analysis.utilization * 100.0,
                 share * 100.0
             ));
         }
-        let mut section = TasksetRun { file, set, cpu, analysis, results: Vec::new(), notes, rt_throttling_share };
         for scenario in &run.scenarios {
             let of_scenario: Vec<&Measurement> =
                 run.measurements.iter().filter(|m| m.scenario == scenario.name && m.probe == PROBE).collect();
@@ -139,6 +138,12 @@ impl TasksetRun {
         section
     }
 
+    /// The host's RT throttling share when the set asks for more of the CPU than it allows:
+    /// the tasks were then stopped each period, whatever their priority.
+    pub fn throttled_share(&self) -> Option<f64> {
+        self.rt_throttling_share.filter(|&share| self.analysis.utilization > share)
+    }
+
     /// The results of one scenario, highest priority first.
     pub fn results_of<'a>(&'a self, scenario: &'a str) -> impl Iterator<Item = &'a TaskResult> + 'a {
         self.results.iter().filter(move |r| r.scenario == scenario)
@@ -174,7 +179,7 @@ impl TasksetRun {
         );
         // Throttled, the top task's wake-ups include the throttling's stops: they are not a
         // platform latency to charge.
-        if let Some(share) = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share) {
+        if let Some(share) = self.throttled_share() {
             text.push_str(&format!(
                 "; the set asks for {:.0} % of the CPU and the host's RT throttling stops real-time tasks after {:.0} % of \
                  each period, delaying even the highest-priority task",
@@ -232,8 +237,7 @@ impl TasksetRun {
         let measure = format!(
             "measure the platform (`rtlab run --probe timer,switch`) and rerun `rtlab check {file} --platform RESULT`"
         );
-        let throttled = self.rt_throttling_share.filter(|&share| self.analysis.utilization > share);
-        match (self.timer_latency(scenario), throttled) {
+        match (self.timer_latency(scenario), self.throttled_share()) {
             (Some((top, latency)), Some(share)) => format!(
                 "{charged}; the worst wake-up of the highest-priority task ({top}) was {} in this run, but it includes the stops \
                  of the host's RT throttling (the set asks for {:.0} % of the CPU, real-time tasks get {:.0} %), so it is not \

@@ -67,6 +67,22 @@ fn trim(v: f64) -> String {
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
+/// How a run's conclusion opens: "Conclusion", qualified when its results are not real-time
+/// or the run was interrupted.
+pub(crate) fn conclusion_prefix(run: &RunResult) -> &'static str {
+    match (run.realtime.real_time_results, run.interrupted) {
+        (false, _) => "Conclusion (not real-time results)",
+        (true, true) => "Conclusion (interrupted run)",
+        (true, false) => "Conclusion",
+    }
+}
+
+/// `text` with its first letter in upper case: a phrase opening a sentence.
+pub(crate) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
 /// "1,500,000".
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -390,11 +406,7 @@ impl Exporter for TerminalSummary {
         if let Some(line) = crate::tables::taskset::conclusion(run) {
             out.push_str(&line);
         } else if let Some(c) = &digest.conclusion {
-            let prefix = match (run.realtime.real_time_results, run.interrupted) {
-                (false, _) => "Conclusion (not real-time results)",
-                (true, true) => "Conclusion (interrupted run)",
-                (true, false) => "Conclusion",
-            };
+            let prefix = conclusion_prefix(run);
             let under = if digest.scenarios.len() > 1 {
                 format!("under {} (the worst scenario), ", c.scenario)
             } else {

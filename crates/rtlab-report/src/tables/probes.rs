@@ -9,7 +9,7 @@
 //! it (a row per period, rate, variant or mechanism, several statistics), and
 //! [`report_tables`], every configuration of a report side by side.
 
-use super::{new_table, percentile_cell, push_row, Cell, Column, Table};
+use super::{headers, new_table, percentile_cell, push_row, Cell, Column, Table};
 use crate::digest::combine;
 use crate::model::{Measurement, RunResult};
 use crate::per_setting::{detail_f64, detail_i64, detail_text, steps, Setting, Step};
@@ -37,10 +37,6 @@ const NET_METRICS: [(&str, &str); 3] = [
     ("net.activation", "activation (kernel rx → task)"),
     ("net.latency", "end to end (send → task)"),
 ];
-
-fn columns(names: &[&str]) -> Vec<String> {
-    names.iter().map(|c| c.to_string()).collect()
-}
 
 fn of<'a>(run: &'a RunResult, scenario: &str, metric: &str) -> Vec<&'a Measurement> {
     run.measurements.iter().filter(|m| m.scenario == scenario && m.metric == metric).collect()
@@ -128,7 +124,7 @@ fn jitter_steps_table(run: &RunResult, scenario: &str) -> Result<Option<Table>, 
         JITTER_TABLE,
         "Period jitter per task period, all CPUs together (µs)",
         Some(DODIU_1),
-        columns(&["period (µs)", "min jitter", "max jitter", "p99.9", "samples", "overruns"]),
+        headers(&["period (µs)", "min jitter", "max jitter", "p99.9", "samples", "overruns"]),
     );
     for step in steps(&measurements, Setting::Period)? {
         let mut cells = vec![setting_cell(Setting::Period, step.value)];
@@ -152,7 +148,7 @@ fn sweep_steps_table(run: &RunResult, scenario: &str) -> Result<Option<Table>, R
         SWEEP_TABLE,
         &format!("Latency per stimulus rate ({}), all CPUs together (µs)", stimuli(&measurements)),
         Some(DODIU_2),
-        columns(&["rate (Hz)", "min", "max", "p99.9", "samples", "missed"]),
+        headers(&["rate (Hz)", "min", "max", "p99.9", "samples", "missed"]),
     );
     for step in steps(&measurements, Setting::Rate)? {
         let mut cells = vec![setting_cell(Setting::Rate, step.value)];
@@ -267,7 +263,7 @@ fn switch_steps_table(run: &RunResult, scenario: &str) -> Result<Option<Table>, 
         "switch-times",
         "Task-switch time, low to high priority on one CPU (µs)",
         Some(DODIU_3),
-        columns(&[
+        headers(&[
             "variant",
             "min",
             "max",
@@ -320,7 +316,7 @@ fn switch_table(entries: &[Entry]) -> Result<Option<Table>, ReportError> {
     if with.is_empty() {
         return Ok(None);
     }
-    let mut header = columns(&["variant", "statistic"]);
+    let mut header = headers(&["variant", "statistic"]);
     header.extend(with.iter().map(|e| e.name.clone().unwrap_or_default()));
     let mut table = new_table("switch-min-max", "Task-switch time per configuration (µs)", Some(DODIU_3), header);
     for metric in &metrics {
@@ -356,7 +352,7 @@ fn sleep_table(entries: &[Entry]) -> Option<Table> {
         "sleep-overshoot",
         "Sleep overshoot: measured minus requested sleep (µs)",
         Some(DANKWARDT),
-        columns(&header),
+        headers(&header),
     );
     for e in entries {
         for m in e.measurements("sleep.overshoot") {
@@ -394,7 +390,7 @@ fn ipc_table(entries: &[Entry]) -> Result<Option<Table>, ReportError> {
     }
     header.extend(["CPU rx/tx", "rate (Hz)", "min", "mean", "p50", "p99.9", "max", "samples", "missed"]);
     let mut table =
-        new_table("ipc-latency", "Wake-up latency per IPC mechanism (µs)", Some(RT_TESTS), columns(&header));
+        new_table("ipc-latency", "Wake-up latency per IPC mechanism (µs)", Some(RT_TESTS), headers(&header));
     let mut metrics: Vec<String> = Vec::new();
     for e in entries {
         for m in metrics_where(e.run, is_ipc) {
@@ -451,7 +447,7 @@ fn net_table(run: &RunResult, scenario: &str) -> Result<Option<Table>, ReportErr
         "net-latencies",
         "Network latencies of one datagram (µs)",
         Some(REGNIER_1),
-        columns(&["metric", "M", "SD", "Mn", "Mx", "p99.9", "samples", "lost datagrams"]),
+        headers(&["metric", "M", "SD", "Mn", "Mx", "p99.9", "samples", "lost datagrams"]),
     );
     let mut settings: Option<&Measurement> = None;
     for (metric, what) in NET_METRICS {

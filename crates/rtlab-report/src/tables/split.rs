@@ -9,7 +9,7 @@
 //! The part metrics themselves (`timer.irq`, `timer.sched`, ...) are ordinary measurements:
 //! their percentile tables, figures and Akamina's Table 5 come from the general tables.
 
-use super::{new_table, push_row, Cell, Table};
+use super::{headers, new_table, push_row, Cell, Table};
 use crate::figures::{Figure, TableFigure};
 use crate::html::escape;
 use crate::model::RunResult;
@@ -18,7 +18,7 @@ use crate::split::{
     cause_label, cause_text, cause_words, part_medians, share_text, unsplit_words, ExplainedSpike, SplitCoverage,
     SplitRun, CAUSE_KINDS, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
 };
-use crate::terminal::{text_table, thousands};
+use crate::terminal::{capitalised, text_table, thousands};
 use rtlab_analysis::units::format_us;
 use rtlab_probe::split::CauseKind;
 use std::fmt::Write;
@@ -116,25 +116,21 @@ pub fn coverage_table(
     let rows: Vec<&SplitCoverage> =
         split.coverage.iter().filter(|c| scenario.is_none_or(|s| c.scenario == s)).collect();
     let first = first_part_header(&rows);
-    let mut columns: Vec<String> = vec!["scenario".into()];
-    columns.extend(
-        [
-            "probe",
-            "CPU",
-            "samples",
-            "split",
-            "split %",
-            "within 1 µs",
-            "switch-in inferred",
-            "max sum error (µs)",
-            "not split",
-            &format!("median {first} (µs)"),
-            "median scheduling part (µs)",
-            "median return to user (µs)",
-        ]
-        .iter()
-        .map(|c| c.to_string()),
-    );
+    let mut columns = headers(&[
+        "scenario",
+        "probe",
+        "CPU",
+        "samples",
+        "split",
+        "split %",
+        "within 1 µs",
+        "switch-in inferred",
+        "max sum error (µs)",
+        "not split",
+        &format!("median {first} (µs)"),
+        "median scheduling part (µs)",
+        "median return to user (µs)",
+    ]);
     let terminal = shape == CoverageShape::Terminal;
     if terminal {
         columns.truncate(columns.len() - 3);
@@ -145,7 +141,7 @@ pub fn coverage_table(
         let mut cells = vec![
             Cell::text(&c.scenario),
             Cell::text(&c.probe),
-            Cell { shown: c.cpu.to_string(), raw: c.cpu.to_string() },
+            Cell::text(c.cpu.to_string()),
             Cell::count(c.samples),
             Cell::count(c.split),
             percent(c.split, c.samples),
@@ -208,12 +204,7 @@ pub fn explanations_table(split: &SplitRun, scenario: Option<&str>, id: &str, ti
         "steal",
         "summary",
     ];
-    let mut table = new_table(
-        id,
-        &format!("Kernel split: explained spikes{title_suffix}"),
-        None,
-        columns.iter().map(|c| c.to_string()).collect(),
-    );
+    let mut table = new_table(id, &format!("Kernel split: explained spikes{title_suffix}"), None, headers(&columns));
     for spike in &spikes {
         let e = &spike.explanation;
         let causes: Vec<String> = e.causes.iter().map(|c| cause_text(c, e.latency_ns, &spike.probe)).collect();
@@ -225,7 +216,7 @@ pub fn explanations_table(split: &SplitRun, scenario: Option<&str>, id: &str, ti
             vec![
                 Cell::text(&spike.scenario),
                 Cell::text(&spike.probe),
-                Cell { shown: spike.cpu.to_string(), raw: spike.cpu.to_string() },
+                Cell::text(spike.cpu.to_string()),
                 Cell {
                     shown: spike.when_text(),
                     raw: spike.at_s.map(|s| format!("{s:.6}")).unwrap_or_else(|| e.sample.due_ns.to_string()),
@@ -270,11 +261,6 @@ fn spikes_text(split: &SplitRun) -> String {
             split.explanations.len()
         ),
     }
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// Table ids and title suffix of `run` in a report of one or several runs.

@@ -4,7 +4,7 @@
 //! tests of the extreme value analysis' assumptions and of the fit. The analyses come from
 //! [`crate::pwcet::report_tails`] (one per configuration and metric, computed once).
 
-use super::{new_table, push_row, title_of, Cell, Table};
+use super::{headers, new_table, push_row, title_of, Cell, Table};
 use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail};
 use crate::report_set::ReportSet;
 use crate::ReportError;
@@ -80,7 +80,7 @@ fn pwcet_table(tail: &MetricTail) -> Table {
         &table_ids(&tail.metric)[0],
         &format!("pWCET of {}: latency exceeded with probability p per activation (µs)", title_of(&tail.metric)),
         None,
-        [
+        headers(&[
             "configuration",
             "p per activation",
             "p per hour",
@@ -89,10 +89,7 @@ fn pwcet_table(tail: &MetricTail) -> Table {
             "CI high",
             "observed max",
             "fit",
-        ]
-        .iter()
-        .map(|c| c.to_string())
-        .collect(),
+        ]),
     );
     for (_, c, t) in &tail.configurations {
         let max = Cell::or_none(t.observed_max_ns, Cell::us);
@@ -163,7 +160,7 @@ fn fits_table(tail: &MetricTail) -> Table {
         &table_ids(&tail.metric)[2],
         &format!("Tail fits of {}", title_of(&tail.metric)),
         None,
-        [
+        headers(&[
             "configuration",
             "model",
             "fitted to",
@@ -173,10 +170,7 @@ fn fits_table(tail: &MetricTail) -> Table {
             "shape ξ",
             "share above u",
             "used",
-        ]
-        .iter()
-        .map(|c| c.to_string())
-        .collect(),
+        ]),
     );
     for (_, c, t) in &tail.configurations {
         let Some(a) = t.analysis() else { continue };
@@ -258,10 +252,7 @@ fn tests_table(tail: &MetricTail) -> Table {
         &table_ids(&tail.metric)[3],
         &format!("Tail analysis tests of {}", title_of(&tail.metric)),
         None,
-        ["configuration", "stage", "test", "applied to", "statistic", "p-value", "result"]
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
+        headers(&["configuration", "stage", "test", "applied to", "statistic", "p-value", "result"]),
     );
     for (_, c, t) in &tail.configurations {
         let Some(a) = t.analysis() else { continue };

@@ -5,11 +5,11 @@
 //! prints the same table per scenario ([`terminal_section`]) and ends with a one-line
 //! conclusion on the deadline misses ([`conclusion`]).
 
-use super::{new_table, push_row, Cell, Table};
+use super::{headers, new_table, push_row, Cell, Table};
 use crate::model::RunResult;
 use crate::report_set::ReportSet;
 use crate::taskset_run::TasksetRun;
-use crate::terminal::{text_table, thousands};
+use crate::terminal::{capitalised, conclusion_prefix, text_table, thousands};
 
 /// Id prefix of the tables: `taskset-<scenario>` (with the run's label before the scenario
 /// when a report has several runs).
@@ -35,7 +35,7 @@ pub fn scenario_table(taskset: &TasksetRun, scenario: &str, id: &str, title_suff
         id,
         &format!("Task set{name} run for real on CPU {}{title_suffix} (ms)", taskset.cpu),
         None,
-        [
+        headers(&[
             "task",
             "priority",
             "C",
@@ -47,10 +47,7 @@ pub fn scenario_table(taskset: &TasksetRun, scenario: &str, id: &str, title_suff
             "analysed R",
             "worst lateness",
             "vs analysis",
-        ]
-        .iter()
-        .map(|c| c.to_string())
-        .collect(),
+        ]),
     );
     for r in &results {
         let verdict = match (r.analysed_response_ns, r.exceeds_analysis) {
@@ -63,7 +60,7 @@ pub fn scenario_table(taskset: &TasksetRun, scenario: &str, id: &str, title_suff
             &mut table,
             vec![
                 Cell::text(&r.task),
-                Cell { shown: r.priority.to_string(), raw: r.priority.to_string() },
+                Cell::text(r.priority.to_string()),
                 ms_u(r.wcet_ns),
                 ms_u(r.period_ns),
                 ms_u(r.deadline_ns),
@@ -95,9 +92,7 @@ pub fn scenario_table(taskset: &TasksetRun, scenario: &str, id: &str, title_suff
         }
     }
     if exceeded {
-        let why = taskset.platform_text(scenario);
-        let mut first = why.chars();
-        let why: String = first.next().map(|c| c.to_uppercase().chain(first).collect()).unwrap_or_default();
+        let why = capitalised(&taskset.platform_text(scenario));
         table.notes.push(format!("Why R can be exceeded: {why}."));
     }
     Some(table)
@@ -136,11 +131,7 @@ pub fn terminal_section(run: &RunResult, scenario: &str) -> String {
 pub fn conclusion(run: &RunResult) -> Option<String> {
     let taskset = run.taskset.as_ref()?;
     let (jobs, misses) = taskset.totals();
-    let prefix = match (run.realtime.real_time_results, run.interrupted) {
-        (false, _) => "Conclusion (not real-time results)",
-        (true, true) => "Conclusion (interrupted run)",
-        (true, false) => "Conclusion",
-    };
+    let prefix = conclusion_prefix(run);
     let scenarios = taskset.results.iter().map(|r| r.scenario.as_str()).collect::<std::collections::BTreeSet<_>>();
     let where_ = |scenario: &str| if scenarios.len() > 1 { format!(" under {scenario}") } else { String::new() };
     let mut exceeded: Vec<&str> = Vec::new();
