@@ -16,6 +16,7 @@ use crate::split::{self, Explanation, SplitParts, Stimulus, Unsplit, WakeSample}
 use crate::{ProbeError, ProbeOutput};
 use rtlab_sys::tracefs::event::{EventKind, KernelEvent};
 use rtlab_sys::tracefs::TraceCapture;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Which samples to explain.
@@ -31,18 +32,31 @@ pub struct SplitSettings {
     pub histogram_max_ns: u64,
 }
 
-/// How one thread's samples were split.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThreadSplit {
+/// How one thread's samples were split: the counts run.json keeps (its `split.coverage`
+/// entries flatten them beside their scenario and probe).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitCounts {
     pub cpu: usize,
+    /// The thread's id found in the trace.
     pub tid: Option<i32>,
     pub samples: u64,
     pub split: u64,
+    /// Samples not split, by reason.
     pub unsplit: Vec<(Unsplit, u64)>,
+    /// Samples whose three parts add up to the sample within 1 µs.
     pub sum_within_1us: u64,
-    /// Split samples whose switch-in was inferred (the kernel did not record it).
+    /// Split samples whose switch-in the kernel did not record and was taken at the end of
+    /// the idle CPU's last interrupt (docs/split.md).
+    #[serde(default)]
     pub switch_in_inferred: u64,
+    /// Largest |first + sched + return - sample| over the split samples.
     pub max_sum_error_ns: i64,
+}
+
+/// How one thread's samples were split, and its explained spikes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSplit {
+    pub counts: SplitCounts,
     /// The first sample's time (raw `expected_ns`): explanations are placed from here.
     pub window_start_ns: u64,
     /// Samples above `explain_above_ns` (0 without a threshold).
@@ -121,14 +135,16 @@ pub fn apply_split(
             r.start(window_start);
         }
         let mut account = ThreadSplit {
-            cpu: thread.cpu,
-            tid,
-            samples: samples.len() as u64,
-            split: 0,
-            unsplit: Vec::new(),
-            sum_within_1us: 0,
-            switch_in_inferred: 0,
-            max_sum_error_ns: 0,
+            counts: SplitCounts {
+                cpu: thread.cpu,
+                tid,
+                samples: samples.len() as u64,
+                split: 0,
+                unsplit: Vec::new(),
+                sum_within_1us: 0,
+                switch_in_inferred: 0,
+                max_sum_error_ns: 0,
+            },
             window_start_ns: window_start,
             above_threshold: 0,
             explanations: Vec::new(),
@@ -136,21 +152,21 @@ pub fn apply_split(
         for ((sample, result), &at_ns) in samples.iter().zip(&results).zip(&at) {
             match result {
                 Ok(parts) => {
-                    account.split += 1;
-                    account.switch_in_inferred += u64::from(parts.switch_in_inferred);
+                    account.counts.split += 1;
+                    account.counts.switch_in_inferred += u64::from(parts.switch_in_inferred);
                     let error = (parts.first_ns + parts.sched_ns + parts.return_ns - sample.latency_ns()).abs();
-                    account.max_sum_error_ns = account.max_sum_error_ns.max(error);
+                    account.counts.max_sum_error_ns = account.counts.max_sum_error_ns.max(error);
                     if error <= 1_000 {
-                        account.sum_within_1us += 1;
+                        account.counts.sum_within_1us += 1;
                     }
                     let cpu = thread.cpu as u32;
                     recorders[0].record(at_ns, parts.first_ns, cpu, 0);
                     recorders[1].record(at_ns, parts.sched_ns, cpu, 0);
                     recorders[2].record(at_ns, parts.return_ns, cpu, 0);
                 }
-                Err(reason) => match account.unsplit.iter_mut().find(|(r, _)| r == reason) {
+                Err(reason) => match account.counts.unsplit.iter_mut().find(|(r, _)| r == reason) {
                     Some((_, n)) => *n += 1,
-                    None => account.unsplit.push((*reason, 1)),
+                    None => account.counts.unsplit.push((*reason, 1)),
                 },
             }
         }

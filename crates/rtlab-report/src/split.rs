@@ -13,6 +13,7 @@
 
 use crate::model::RunResult;
 use rtlab_probe::split::{Cause, CauseKind, Explanation, Unsplit};
+use rtlab_probe::traced::SplitCounts;
 use serde::{Deserialize, Serialize};
 
 /// The `split` section.
@@ -58,21 +59,9 @@ pub struct SplitOverhead {
 pub struct SplitCoverage {
     pub scenario: String,
     pub probe: String,
-    pub cpu: usize,
-    /// The thread's id found in the trace.
-    pub tid: Option<i32>,
-    pub samples: u64,
-    pub split: u64,
-    /// Samples not split, by reason.
-    pub unsplit: Vec<(Unsplit, u64)>,
-    /// Samples whose three parts add up to the sample within 1 µs.
-    pub sum_within_1us: u64,
-    /// Split samples whose switch-in the kernel did not record and was taken at the end of
-    /// the idle CPU's last interrupt (docs/split.md).
-    #[serde(default)]
-    pub switch_in_inferred: u64,
-    /// Largest |first + sched + return - sample| over the split samples.
-    pub max_sum_error_ns: i64,
+    /// In run.json beside `scenario` and `probe`, as if they were this struct's own fields.
+    #[serde(flatten)]
+    pub counts: SplitCounts,
 }
 
 /// One explained spike.
@@ -91,7 +80,7 @@ pub struct ExplainedSpike {
 impl SplitRun {
     /// Samples and split samples over every thread.
     pub fn totals(&self) -> (u64, u64) {
-        self.coverage.iter().fold((0, 0), |(samples, split), c| (samples + c.samples, split + c.split))
+        self.coverage.iter().fold((0, 0), |(samples, split), c| (samples + c.counts.samples, split + c.counts.split))
     }
 
     /// What a reader must see before trusting the parts, one sentence each: the threads with
@@ -147,10 +136,10 @@ pub const MIN_SPLIT_SHARE: f64 = 0.99;
 impl SplitCoverage {
     /// Split samples over samples (1 when there were none).
     pub fn split_share(&self) -> f64 {
-        if self.samples == 0 {
+        if self.counts.samples == 0 {
             1.0
         } else {
-            self.split as f64 / self.samples as f64
+            self.counts.split as f64 / self.counts.samples as f64
         }
     }
 
@@ -162,7 +151,7 @@ impl SplitCoverage {
                  its part metrics hold the split samples only",
                 self.split_share() * 100.0,
                 self.probe,
-                self.cpu,
+                self.counts.cpu,
                 self.scenario,
                 MIN_SPLIT_SHARE * 100.0,
                 self.unsplit_text()
@@ -173,6 +162,7 @@ impl SplitCoverage {
     /// "events lost 6, no switch-in 4" / "none".
     pub fn unsplit_text(&self) -> String {
         let reasons: Vec<String> = self
+            .counts
             .unsplit
             .iter()
             .filter(|(_, n)| *n > 0)
@@ -341,7 +331,7 @@ pub fn part_medians(run: &RunResult, coverage: &SplitCoverage) -> [Option<i64>; 
     let Some(metrics) = part_metrics(&coverage.probe) else { return [None; 3] };
     metrics.map(|metric| {
         run.measurements_of(&coverage.scenario, metric)
-            .find(|m| m.cpu == coverage.cpu)
+            .find(|m| m.cpu == coverage.counts.cpu)
             .and_then(|m| m.summary.as_ref())
             .map(|s| s.p50)
     })
@@ -368,13 +358,13 @@ impl<'a> SplitSummary<'a> {
                     CoverageSummary {
                         scenario: &c.scenario,
                         probe: &c.probe,
-                        cpu: c.cpu,
-                        tid: c.tid,
-                        samples: c.samples,
-                        split: c.split,
-                        sum_within_1us: c.sum_within_1us,
-                        switch_in_inferred: c.switch_in_inferred,
-                        max_sum_error_ns: c.max_sum_error_ns,
+                        cpu: c.counts.cpu,
+                        tid: c.counts.tid,
+                        samples: c.counts.samples,
+                        split: c.counts.split,
+                        sum_within_1us: c.counts.sum_within_1us,
+                        switch_in_inferred: c.counts.switch_in_inferred,
+                        max_sum_error_ns: c.counts.max_sum_error_ns,
                         median_first_ns: first,
                         median_sched_ns: sched,
                         median_return_ns: ret,

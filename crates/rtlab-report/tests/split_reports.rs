@@ -8,6 +8,7 @@ mod common;
 
 use common::{fixture_path, measurement, Rng, Thread};
 use rtlab_probe::split::{Cause, CauseKind, Explanation, SplitParts, Unsplit, WakeSample};
+use rtlab_probe::traced::SplitCounts;
 use rtlab_report::csv_report::CsvReport;
 use rtlab_report::html::HtmlReport;
 use rtlab_report::json::JsonSummary;
@@ -93,26 +94,30 @@ fn split_section() -> SplitRun {
             SplitCoverage {
                 scenario: "idle".into(),
                 probe: "timer".into(),
-                cpu: 0,
-                tid: Some(1201),
-                samples: 5000,
-                split: 4996,
-                unsplit: vec![(Unsplit::EventsLost, 3), (Unsplit::NoSwitchIn, 1)],
-                sum_within_1us: 4996,
-                switch_in_inferred: 0,
-                max_sum_error_ns: 0,
+                counts: SplitCounts {
+                    cpu: 0,
+                    tid: Some(1201),
+                    samples: 5000,
+                    split: 4996,
+                    unsplit: vec![(Unsplit::EventsLost, 3), (Unsplit::NoSwitchIn, 1)],
+                    sum_within_1us: 4996,
+                    switch_in_inferred: 0,
+                    max_sum_error_ns: 0,
+                },
             },
             SplitCoverage {
                 scenario: "idle".into(),
                 probe: "timer".into(),
-                cpu: 1,
-                tid: Some(1202),
-                samples: 5000,
-                split: 4951,
-                unsplit: vec![(Unsplit::NoTimerArmed, 49)],
-                sum_within_1us: 4950,
-                switch_in_inferred: 12,
-                max_sum_error_ns: 1_200,
+                counts: SplitCounts {
+                    cpu: 1,
+                    tid: Some(1202),
+                    samples: 5000,
+                    split: 4951,
+                    unsplit: vec![(Unsplit::NoTimerArmed, 49)],
+                    sum_within_1us: 4950,
+                    switch_in_inferred: 12,
+                    max_sum_error_ns: 1_200,
+                },
             },
         ],
         events: 1_234_567,
@@ -296,8 +301,8 @@ fn terminal_summary_of_a_split_run() {
 fn few_samples_split_is_a_loud_warning_everywhere() {
     let mut run = split_run();
     let split = run.split.as_mut().unwrap();
-    split.coverage[1].split = 4_900;
-    split.coverage[1].unsplit = vec![(Unsplit::NoTimerArmed, 60), (Unsplit::NoHandling, 40)];
+    split.coverage[1].counts.split = 4_900;
+    split.coverage[1].counts.unsplit = vec![(Unsplit::NoTimerArmed, 60), (Unsplit::NoHandling, 40)];
     let text = TerminalSummary.export(&run).unwrap();
     let warning = text.lines().find(|l| l.starts_with("!! FEW SAMPLES SPLIT")).expect("a loud warning");
     assert!(warning.contains("98.0 %") && warning.contains("CPU 1"), "{warning}");

@@ -113,19 +113,12 @@ pub fn section(plan: &RunPlan, backend: Backend, splits: Vec<ProbeSplit>) -> Spl
             coverage.push(SplitCoverage {
                 scenario: split.scenario.clone(),
                 probe: split.probe.clone(),
-                cpu: t.cpu,
-                tid: t.tid,
-                samples: t.samples,
-                split: t.split,
-                unsplit: t.unsplit.clone(),
-                sum_within_1us: t.sum_within_1us,
-                switch_in_inferred: t.switch_in_inferred,
-                max_sum_error_ns: t.max_sum_error_ns,
+                counts: t.counts.clone(),
             });
             explanations.extend(t.explanations.iter().map(|e| ExplainedSpike {
                 scenario: split.scenario.clone(),
                 probe: split.probe.clone(),
-                cpu: t.cpu,
+                cpu: t.counts.cpu,
                 at_s: Some(e.sample.due_ns.saturating_sub(t.window_start_ns) as f64 / 1e9),
                 explanation: e.clone(),
             }));

@@ -141,16 +141,22 @@ pub fn coverage_table(
         let mut cells = vec![
             Cell::text(&c.scenario),
             Cell::text(&c.probe),
-            Cell::text(c.cpu.to_string()),
-            Cell::count(c.samples),
-            Cell::count(c.split),
-            percent(c.split, c.samples),
-            percent(c.sum_within_1us, c.samples),
-            Cell::count(c.switch_in_inferred),
-            Cell::us(c.max_sum_error_ns),
+            Cell::text(c.counts.cpu.to_string()),
+            Cell::count(c.counts.samples),
+            Cell::count(c.counts.split),
+            percent(c.counts.split, c.counts.samples),
+            percent(c.counts.sum_within_1us, c.counts.samples),
+            Cell::count(c.counts.switch_in_inferred),
+            Cell::us(c.counts.max_sum_error_ns),
             Cell {
                 shown: c.unsplit_text(),
-                raw: c.unsplit.iter().map(|(w, n)| format!("{}={n}", unsplit_words(*w))).collect::<Vec<_>>().join(";"),
+                raw: c
+                    .counts
+                    .unsplit
+                    .iter()
+                    .map(|(w, n)| format!("{}={n}", unsplit_words(*w)))
+                    .collect::<Vec<_>>()
+                    .join(";"),
             },
             Cell::or_none(first, Cell::us),
             Cell::or_none(sched, Cell::us),
@@ -323,7 +329,7 @@ pub fn terminal_section(run: &RunResult, scenario: &str) -> String {
         let _ = writeln!(
             out,
             "CPU {} ({}): median {} {}, median scheduling part {}, median return to user {}",
-            c.cpu,
+            c.counts.cpu,
             c.probe,
             first_part_name(&c.probe),
             us(first),
@@ -539,19 +545,22 @@ pub fn report_figures(set: &ReportSet) -> Vec<TableFigure> {
 mod tests {
     use super::*;
     use rtlab_probe::split::Cause;
+    use rtlab_probe::traced::SplitCounts;
 
     fn coverage(probe: &str) -> SplitCoverage {
         SplitCoverage {
             scenario: "idle".into(),
             probe: probe.into(),
-            cpu: 0,
-            tid: None,
-            samples: 0,
-            split: 0,
-            unsplit: Vec::new(),
-            sum_within_1us: 0,
-            switch_in_inferred: 0,
-            max_sum_error_ns: 0,
+            counts: SplitCounts {
+                cpu: 0,
+                tid: None,
+                samples: 0,
+                split: 0,
+                unsplit: Vec::new(),
+                sum_within_1us: 0,
+                switch_in_inferred: 0,
+                max_sum_error_ns: 0,
+            },
         }
     }
 
