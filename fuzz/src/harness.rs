@@ -12,8 +12,8 @@ use rtlab_analysis::LatencyHistogram;
 use rtlab_report::import::{
     import, ImportError, ImportFormat, ImportOptions, SourceFile, IMPORTED_SCENARIO, MAX_VALUE_NS,
 };
-use rtlab_report::model::RunResult;
 use rtlab_report::Exporter;
+use rtlab_results::run::RunResult;
 
 /// Splits a two-file input: never in UTF-8 text, so a text first file (results.json, a
 /// Xenomai log) always ends at the first one, and the second file may hold any bytes.

@@ -15,6 +15,36 @@ pub fn format_us_f(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)
 }
 
+/// "1000 µs", "1.5 ms", "2 s": a period or duration for people.
+pub fn format_period(ns: i64) -> String {
+    let ns = ns as f64;
+    if ns >= 1e9 {
+        format!("{} s", trim(ns / 1e9))
+    } else if ns >= 1e6 {
+        format!("{} ms", trim(ns / 1e6))
+    } else {
+        format!("{} µs", trim(ns / 1e3))
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+/// "1,500,000".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Parses "50us", "1ms", "30s", "2h", "1h30m", "1.5ms", "250ns", "100µs" into ns.
 /// A number without a unit is rejected: the caller decides whether to allow a default unit.
 pub fn parse_time_ns(text: &str) -> Result<u64, AnalysisError> {

@@ -43,8 +43,8 @@ pub mod traced;
 pub mod workers;
 
 use rtlab_analysis::{LatencyHistogram, Moments};
+pub use rtlab_results::run::Detail;
 use rtlab_sys::sched::Policy;
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -77,6 +77,9 @@ pub enum ProbeError {
     RawFormat { path: PathBuf, reason: String },
     #[error(transparent)]
     Analysis(#[from] rtlab_analysis::AnalysisError),
+    /// Reading back a raw sample file (`rtlab_results::raw`).
+    #[error(transparent)]
+    Results(#[from] rtlab_results::ResultsError),
     #[error("measuring thread on CPU {cpu} panicked")]
     ThreadPanicked { cpu: usize },
     /// The mechanism a probe needs does not exist or cannot be used on this host (no POSIX
@@ -190,16 +193,6 @@ impl Stimulus {
     pub fn period_ns(&self) -> u64 {
         (1e9 / self.rate_hz).round().max(1.0) as u64
     }
-}
-
-/// A probe-specific fact about a measurement, kept in run.json beside its statistics
-/// (`period_ns` of a jitter period, `rate_hz` of a sweep step, a switch burst's total).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Detail {
-    Int(i64),
-    Float(f64),
-    Text(String),
 }
 
 /// A prepared measurement. Everything the sampling threads touch is allocated when the

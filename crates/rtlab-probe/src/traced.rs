@@ -14,9 +14,9 @@ use crate::raw::{read_all, RawSample};
 use crate::recorder::MetricRecorder;
 use crate::split::{self, Explanation, SplitParts, Stimulus, Unsplit, WakeSample};
 use crate::{ProbeError, ProbeOutput};
+pub use rtlab_results::split::{part_metrics, SplitCounts};
 use rtlab_sys::tracefs::event::{EventKind, KernelEvent};
 use rtlab_sys::tracefs::TraceCapture;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// Which samples to explain.
@@ -30,27 +30,6 @@ pub struct SplitSettings {
     /// The measuring threads' kernel priority (SCHED_FIFO p: 99 - p; SCHED_OTHER: 120).
     pub thread_prio: i32,
     pub histogram_max_ns: u64,
-}
-
-/// How one thread's samples were split: the counts run.json keeps (its `split.coverage`
-/// entries flatten them beside their scenario and probe).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SplitCounts {
-    pub cpu: usize,
-    /// The thread's id found in the trace.
-    pub tid: Option<i32>,
-    pub samples: u64,
-    pub split: u64,
-    /// Samples not split, by reason.
-    pub unsplit: Vec<(Unsplit, u64)>,
-    /// Samples whose three parts add up to the sample within 1 µs.
-    pub sum_within_1us: u64,
-    /// Split samples whose switch-in the kernel did not record and was taken at the end of
-    /// the idle CPU's last interrupt (docs/split.md).
-    #[serde(default)]
-    pub switch_in_inferred: u64,
-    /// Largest |first + sched + return - sample| over the split samples.
-    pub max_sum_error_ns: i64,
 }
 
 /// How one thread's samples were split, and its explained spikes.
@@ -78,15 +57,6 @@ pub fn kernel_prio(realtime: bool, priority: i32) -> i32 {
         99 - priority
     } else {
         120
-    }
-}
-
-/// The metric names of a probe's three parts, or None for a probe without a split.
-pub fn part_metrics(probe: &str) -> Option<[&'static str; 3]> {
-    match probe {
-        "timer" => Some([split::TIMER_IRQ_METRIC, split::TIMER_SCHED_METRIC, split::TIMER_RETURN_METRIC]),
-        "net" => Some([split::NET_WAKEUP_METRIC, split::NET_SCHED_METRIC, split::NET_RETURN_METRIC]),
-        _ => None,
     }
 }
 
@@ -254,7 +224,7 @@ fn wake_samples(thread: &crate::ThreadOutput, stimulus: Stimulus) -> Result<(Vec
             .find(|m| m.metric == metric)
             .and_then(|m| m.raw_file.as_ref())
             .ok_or_else(|| ProbeError::Config(format!("--split needs the raw samples of {metric}")))?;
-        read_all(file)
+        Ok(read_all(file)?)
     };
     let cpu = thread.cpu as u32;
     match stimulus {

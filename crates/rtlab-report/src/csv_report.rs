@@ -13,9 +13,10 @@
 //! the header (with "(ns)" where people read "(µs)") and the rows with raw values (times in
 //! integer ns, counts without separators, shares as fractions). RFC 4180 quoting; UTF-8.
 
-use crate::report_set::{ReportExporter, ReportSet};
 use crate::tables::report_tables;
 use crate::ReportError;
+use crate::ReportExporter;
+use rtlab_results::set::ReportSet;
 
 #[derive(Debug, Default)]
 pub struct CsvReport;

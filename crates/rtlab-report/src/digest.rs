@@ -2,10 +2,10 @@
 //! CPUs combined, the exceedance interval of the p99.999 threshold, and the figures of the
 //! conclusion. Presentation (text, JSON) happens in the exporters.
 
-use crate::model::{Measurement, RunResult};
 use crate::ReportError;
 use rtlab_analysis::exceedance::Exceedance;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use rtlab_results::run::{Measurement, RunResult};
 use serde::Serialize;
 
 /// Akamina et al.'s criterion: activation latency under 5 % of the control period.
@@ -235,9 +235,10 @@ fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {
 
 /// "300 µs" for a jitter period, "500 Hz" for a sweep rate.
 fn step_of(m: &Measurement) -> Option<String> {
-    use crate::per_setting::{detail_f64, detail_i64, Setting};
+    use crate::per_setting::Setting;
+    use rtlab_results::run::{detail_f64, detail_i64};
     if let Some(period) = detail_i64(m, "period_ns") {
-        return Some(crate::terminal::format_period(period));
+        return Some(rtlab_analysis::units::format_period(period));
     }
     detail_f64(m, "rate_hz").filter(|_| m.probe == "sweep").map(|hz| format!("{} Hz", Setting::Rate.label(hz)))
 }

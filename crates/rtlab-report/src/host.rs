@@ -1,6 +1,6 @@
 //! `rtlab sysinfo`: the host description and its distortions, for people.
 
-use rtlab_sys::sysinfo::{Distortion, PreemptionModel, SystemInfo};
+use rtlab_results::host::{Distortion, PreemptionModel, SystemInfo};
 use std::fmt::Write;
 
 fn cpu_list(cpus: &[usize]) -> String {

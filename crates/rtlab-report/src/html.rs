@@ -5,13 +5,15 @@
 
 use crate::digest::{MetricRow, RunDigest};
 use crate::figures::{self, palette, Figure, MetricFigures, TableFigure};
-use crate::model::RunResult;
-use crate::report_set::{Configuration, ReportExporter, ReportSet};
 use crate::tables::{self, Table};
-use crate::terminal::{metric_title, thousands};
-use crate::verdict::Verdict;
+use crate::terminal::metric_title;
 use crate::ReportError;
+use crate::ReportExporter;
+use rtlab_analysis::units::thousands;
 use rtlab_analysis::units::{format_us, format_us_f};
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{Configuration, ReportSet};
+use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
 
 /// The HTML report of a [`ReportSet`].

@@ -1,12 +1,12 @@
 //! `rtlab run --json`: the summary as one JSON document on stdout.
 
 use crate::digest::{Conclusion, MetricDigest, RunDigest};
-use crate::model::RunResult;
 use crate::{Exporter, ReportError};
 use rtlab_analysis::exceedance::Exceedance;
-use rtlab_load::LoadReport;
-use rtlab_sys::activity::Activity;
-use rtlab_sys::sysinfo::Distortion;
+use rtlab_results::activity::Activity;
+use rtlab_results::host::Distortion;
+use rtlab_results::load::LoadReport;
+use rtlab_results::run::RunResult;
 use serde::Serialize;
 
 pub const SUMMARY_SCHEMA: &str = "rtlab.summary/1";
@@ -34,7 +34,7 @@ struct SummaryDocument<'a> {
     conclusion: Option<Conclusion>,
     warnings: &'a [Distortion],
     /// Against the requirements given to `rtlab run --require`; null without them.
-    verdict: Option<&'a crate::verdict::Verdict>,
+    verdict: Option<&'a rtlab_results::verdict::Verdict>,
     /// `rtlab run --taskset`: the jobs and their deadlines; null for a probe run.
     taskset: Option<TasksetSummary<'a>>,
     /// `rtlab run --split`: backend, overhead, coverage and median parts; absent without it.
@@ -63,7 +63,7 @@ struct TaskSummary<'a> {
     exceeds_analysis: bool,
 }
 
-fn taskset_summary(taskset: &crate::taskset_run::TasksetRun) -> TasksetSummary<'_> {
+fn taskset_summary(taskset: &rtlab_results::taskset::TasksetRun) -> TasksetSummary<'_> {
     TasksetSummary {
         jobs_released: taskset.results.iter().map(|r| r.jobs_released).sum(),
         deadline_misses: taskset.results.iter().map(|r| r.deadline_misses).sum(),

@@ -1,11 +1,12 @@
 //! The report as JSON (`"schema": "rtlab.report/1"`): the configurations, the verdict, the
 //! warnings, every table (cells as shown and raw) and the tail section's analyses.
 
-use crate::report_set::{ReportExporter, ReportSet};
 use crate::tables::{report_tables, Table};
-use crate::verdict::Verdict;
 use crate::ReportError;
-use rtlab_sys::sysinfo::PreemptionModel;
+use crate::ReportExporter;
+use rtlab_results::host::PreemptionModel;
+use rtlab_results::set::ReportSet;
+use rtlab_results::verdict::Verdict;
 use serde::Serialize;
 
 pub const REPORT_SCHEMA: &str = "rtlab.report/1";

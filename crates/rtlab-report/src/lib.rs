@@ -28,17 +28,16 @@ pub mod import;
 pub mod json;
 pub mod json_report;
 pub mod markdown;
-pub mod model;
 pub mod per_setting;
 pub mod png;
 pub mod pwcet;
 pub mod raw_csv;
-pub mod report_set;
 pub mod split;
 pub mod suite;
 pub mod suite_report;
 pub mod tables;
-pub mod taskset_run;
+#[cfg(test)]
+mod taskset_example;
 pub mod terminal;
 pub mod verdict;
 
@@ -59,8 +58,9 @@ pub enum ReportError {
     Usage { what: String, reason: String },
     #[error(transparent)]
     Analysis(#[from] rtlab_analysis::AnalysisError),
+    /// A raw sample file of a results directory cannot be read (exit 2).
     #[error(transparent)]
-    Probe(#[from] rtlab_probe::ProbeError),
+    Raw(rtlab_results::ResultsError),
     #[error("cannot encode output: {0}")]
     Encode(String),
     /// An imported file is not what `--from` says, or is damaged (exit 2).
@@ -74,5 +74,24 @@ pub enum ReportError {
 /// An output format. Exporters read only the saved result (never live state), so any
 /// output can be regenerated later from run.json.
 pub trait Exporter {
-    fn export(&self, run: &model::RunResult) -> Result<String, ReportError>;
+    fn export(&self, run: &rtlab_results::run::RunResult) -> Result<String, ReportError>;
+}
+
+/// A whole-report output format (HTML, Markdown, CSV, JSON): renders a [`ReportSet`].
+pub trait ReportExporter {
+    fn render(&self, set: &rtlab_results::set::ReportSet) -> Result<String, ReportError>;
+}
+
+/// Results errors keep their kind: an unreadable file is an I/O error, a damaged one
+/// invalid, a raw sample file its own.
+impl From<rtlab_results::ResultsError> for ReportError {
+    fn from(error: rtlab_results::ResultsError) -> Self {
+        use rtlab_results::ResultsError;
+        match error {
+            ResultsError::Io { path, source } => ReportError::Io { path, source },
+            ResultsError::Invalid { path, reason } => ReportError::Invalid { path, reason },
+            ResultsError::Encode(what) => ReportError::Encode(what),
+            raw @ (ResultsError::RawIo { .. } | ResultsError::RawFormat { .. }) => ReportError::Raw(raw),
+        }
+    }
 }

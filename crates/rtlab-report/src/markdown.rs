@@ -1,9 +1,10 @@
 //! The report as Markdown (GitHub tables), for pasting into an issue: the verdict and the
 //! warnings first, then every table of [`report_tables`].
 
-use crate::report_set::{ReportExporter, ReportSet};
 use crate::tables::{report_tables, Table};
 use crate::ReportError;
+use crate::ReportExporter;
+use rtlab_results::set::ReportSet;
 use std::fmt::Write;
 
 #[derive(Debug, Default)]

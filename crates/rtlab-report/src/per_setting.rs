@@ -2,40 +2,11 @@
 //! the `jitter` probe's task period (detail `period_ns`), the `sweep` probe's stimulus rate
 //! (detail `rate_hz`). The digest merges the steps into one overall distribution; the
 //! papers' tables (Dodiu et al., Tables 1 and 2) and their charts keep them apart.
-//!
-//! Also the typed readers of a measurement's `details` that the reports need.
 
 use crate::digest::{combine, Combined};
-use crate::model::{Measurement, RunResult};
 use crate::ReportError;
-use rtlab_probe::Detail;
-
-/// An integer detail (`period_ns`, `requested_ns`, `burst_switches`); a float one is
-/// rounded.
-pub fn detail_i64(m: &Measurement, key: &str) -> Option<i64> {
-    match m.details.get(key)? {
-        Detail::Int(v) => Some(*v),
-        Detail::Float(v) if v.is_finite() => Some(v.round() as i64),
-        _ => None,
-    }
-}
-
-/// A numeric detail (`rate_hz`, `burst_per_switch_ns`).
-pub fn detail_f64(m: &Measurement, key: &str) -> Option<f64> {
-    match m.details.get(key)? {
-        Detail::Int(v) => Some(*v as f64),
-        Detail::Float(v) => Some(*v),
-        Detail::Text(_) => None,
-    }
-}
-
-/// A text detail (`stimulus`, `mechanism`, `timestamping`).
-pub fn detail_text<'a>(m: &'a Measurement, key: &str) -> Option<&'a str> {
-    match m.details.get(key)? {
-        Detail::Text(v) => Some(v),
-        _ => None,
-    }
-}
+use rtlab_results::run::{detail_f64, detail_i64};
+use rtlab_results::run::{Measurement, RunResult};
 
 /// What a probe varies between its steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +128,7 @@ pub fn metric_window_s(run: &RunResult, scenario_s: f64, measurements: &[&Measur
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_results::run::{detail_text, Detail};
 
     fn base() -> Measurement {
         let run: RunResult = serde_json::from_str(include_str!("../tests/fixtures/simulated-2cpu.run.json")).unwrap();

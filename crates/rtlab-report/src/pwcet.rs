@@ -19,12 +19,12 @@
 //! once.
 
 use crate::digest::combine;
-use crate::model::Measurement;
 use crate::per_setting::in_measured_order;
-use crate::report_set::{Configuration, ReportSet};
 use crate::ReportError;
 use rtlab_analysis::evt::{PwcetAnalysis, PwcetConfig, PwcetEstimate, TailFit, TailInput, TailModel};
 use rtlab_analysis::requirement::{Requirement, Statistic};
+use rtlab_results::run::Measurement;
+use rtlab_results::set::{Configuration, ReportSet};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
@@ -266,7 +266,7 @@ pub fn measurements_tail(
 /// The requirements a report of `set` is judged by: those judged for it, else those saved
 /// with its runs.
 pub fn set_requirements(set: &ReportSet) -> Vec<Requirement> {
-    let checks: Vec<&crate::verdict::Check> = match &set.verdict {
+    let checks: Vec<&rtlab_results::verdict::Check> = match &set.verdict {
         Some(v) => v.checks.iter().collect(),
         None => set.runs.iter().filter_map(|r| r.run.verdict.as_ref()).flat_map(|v| &v.checks).collect(),
     };
@@ -424,7 +424,7 @@ pub fn fit_name(fit: &TailFit) -> String {
 
 /// What a fit was fitted to: "60 per-second maxima", "2,000 exceedances of 812.3 µs".
 pub fn fit_data(fit: &TailFit, block_s: u64) -> String {
-    let n = crate::terminal::thousands(fit.observations as u64);
+    let n = rtlab_analysis::units::thousands(fit.observations as u64);
     match fit.model {
         TailModel::Gpd => format!("{n} samples above {} µs", rtlab_analysis::units::format_us_f(fit.location_ns)),
         _ if block_s == 1 => format!("{n} per-second maxima"),
@@ -460,7 +460,7 @@ pub fn format_per_hour(p: f64) -> String {
 /// 1e-9 per activation with its confidence interval and fit, or why there is none; None
 /// when the metric has no samples there.
 pub fn summary_line(
-    run: &crate::model::RunResult,
+    run: &rtlab_results::run::RunResult,
     scenario: &str,
     metric: Option<&str>,
 ) -> Result<Option<String>, ReportError> {
@@ -505,8 +505,8 @@ pub const SUMMARY_PROBABILITY: f64 = 1e-9;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::RunResult;
     use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+    use rtlab_results::run::RunResult;
 
     fn fixture() -> RunResult {
         serde_json::from_str(include_str!("../tests/fixtures/simulated-2cpu.run.json")).unwrap()
@@ -583,7 +583,7 @@ mod tests {
 
     #[test]
     fn steps_follow_each_other() {
-        use rtlab_probe::Detail;
+        use rtlab_results::run::Detail;
         let run = fixture();
         let base = &run.measurements[0];
         let mut a = measurement(base, 0, &[1_000], vec![Some(1), Some(2)]);

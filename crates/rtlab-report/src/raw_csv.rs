@@ -1,8 +1,8 @@
 //! Raw sample files to CSV: one row per sample, columns named with their units.
 
-use crate::model::RunResult;
 use crate::ReportError;
-use rtlab_probe::raw::RawReader;
+use rtlab_results::raw::RawReader;
+use rtlab_results::run::RunResult;
 use std::io::Write;
 use std::path::Path;
 

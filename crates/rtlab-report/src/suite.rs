@@ -9,13 +9,13 @@
 //! conditions' runs ([`measure_table`]). Rendering is in [`crate::suite_report`].
 
 use crate::digest::combine;
-use crate::model::{Measurement, RunResult};
 use crate::per_setting::Setting;
-use crate::verdict::Verdict;
 use crate::ReportError;
 use rtlab_analysis::requirement::main_metric_of;
 use rtlab_analysis::units::{format_us, parse_time_ns};
 use rtlab_analysis::{percentile, LatencyHistogram, Moments};
+use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -519,7 +519,7 @@ impl CellValue {
     pub fn text(&self, unit: Unit) -> String {
         match self {
             CellValue::Time { ns } => unit.format(*ns),
-            CellValue::Count { count } => crate::terminal::thousands(*count),
+            CellValue::Count { count } => rtlab_analysis::units::thousands(*count),
             CellValue::Range { from_ns, to_ns } => format!("{} – {}", unit.format(*from_ns), unit.format(*to_ns)),
             CellValue::NotMeasured { reason } => format!("not measured: {reason}"),
         }
@@ -750,7 +750,7 @@ impl SuiteRecord {
     pub fn save(&self, dir: &Path) -> Result<std::path::PathBuf, ReportError> {
         let path = dir.join("suite.json");
         let text = serde_json::to_string_pretty(self).map_err(|e| ReportError::Encode(e.to_string()))?;
-        crate::model::write_atomically(&path, text.as_bytes())?;
+        rtlab_results::run::write_atomically(&path, text.as_bytes())?;
         Ok(path)
     }
 
@@ -778,7 +778,7 @@ impl LoadedSuite {
     /// Reads `path` (a suite directory or its suite.json) and the runs of its conditions.
     pub fn load(path: &Path) -> Result<LoadedSuite, ReportError> {
         let record = SuiteRecord::load(path)?;
-        let dir = if path.is_dir() { path.to_path_buf() } else { crate::model::results_dir(path) };
+        let dir = if path.is_dir() { path.to_path_buf() } else { rtlab_results::run::results_dir(path) };
         let runs = record
             .conditions
             .iter()

@@ -6,15 +6,16 @@
 use crate::figures::{self, Figure};
 use crate::html::{escape, short_time, CSS};
 use crate::markdown::escape as md;
-use crate::model::RunResult;
-use crate::report_set::{run_warnings, ReportSet, SourcedRun};
 use crate::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
 use crate::tables::Table;
-use crate::terminal::{capitalised, text_table, thousands};
-use crate::verdict::Verdict;
+use crate::terminal::{capitalised, text_table};
 use crate::ReportError;
 use rtlab_analysis::curve::fixed_bins;
+use rtlab_analysis::units::thousands;
 use rtlab_analysis::LatencyHistogram;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{run_warnings, ReportSet, SourcedRun};
+use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
 
 /// The sentence every quick suite report carries, at the top.

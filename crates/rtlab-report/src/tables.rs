@@ -6,14 +6,15 @@
 
 use crate::digest::{combine, Combined};
 use crate::host::{preemption_name, yes};
-use crate::model::Measurement;
-use crate::report_set::{Configuration, ReportSet};
-use crate::terminal::{format_amount, format_period, format_rate, metric_title, policy_name, thousands, top_rates};
-use crate::verdict::Verdict;
+use crate::terminal::{format_amount, format_rate, metric_title, policy_name, top_rates};
 use rtlab_analysis::compare::{bootstrap_quantile, difference, Change, QuantileReplicates, CONFIDENCE, REPLICATES};
 use rtlab_analysis::exceedance::format_interval;
+use rtlab_analysis::units::{format_period, thousands};
 use rtlab_analysis::units::{format_us, format_us_f};
 use rtlab_analysis::{percentile, LatencyHistogram, Summary};
+use rtlab_results::run::Measurement;
+use rtlab_results::set::{Configuration, ReportSet};
+use rtlab_results::verdict::Verdict;
 use serde::Serialize;
 
 pub mod probes;
@@ -569,7 +570,7 @@ fn loads_table(columns: &[Column]) -> Option<Table> {
 
 /// (f) System activity per configuration: evidence that a load was there.
 fn activity_table(columns: &[Column]) -> Option<Table> {
-    let with: Vec<(&Column, &rtlab_sys::activity::Activity)> = columns
+    let with: Vec<(&Column, &rtlab_results::activity::Activity)> = columns
         .iter()
         .filter_map(|c| c.config.scenario_info().and_then(|s| s.activity.as_ref()).map(|a| (c, a)))
         .collect();
@@ -582,7 +583,7 @@ fn activity_table(columns: &[Column]) -> Option<Table> {
         None,
         columns_of("", with.iter().map(|(c, _)| c.config.name.clone())),
     );
-    let rates = |rates: &[rtlab_sys::activity::IrqRate], prefix: bool| Cell {
+    let rates = |rates: &[rtlab_results::activity::IrqRate], prefix: bool| Cell {
         shown: if rates.is_empty() { "none".into() } else { top_rates(rates, prefix) },
         raw: rates.iter().take(3).map(|r| format!("{}={}", r.irq, r.per_s)).collect::<Vec<_>>().join(";"),
     };
@@ -591,7 +592,7 @@ fn activity_table(columns: &[Column]) -> Option<Table> {
         shown: shares.iter().map(|s| format!("{:.0} %", s * 100.0)).collect::<Vec<_>>().join(" / "),
         raw: shares.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(";"),
     };
-    type RowOf<'r> = Box<dyn Fn(&rtlab_sys::activity::Activity) -> Cell + 'r>;
+    type RowOf<'r> = Box<dyn Fn(&rtlab_results::activity::Activity) -> Cell + 'r>;
     let rows: Vec<(&str, RowOf)> = vec![
         ("interrupts/s, all lines", Box::new(|a| rate(a.interrupts_per_s.iter().map(|r| r.per_s).sum()))),
         ("busiest interrupt lines", Box::new(|a| rates(&a.interrupts_per_s, true))),
@@ -617,7 +618,7 @@ fn environment_table(set: &ReportSet) -> Table {
         }
     }
     let mut table = new_table("environment", "Environment", None, columns_of("", names));
-    type RowOf = fn(&crate::model::RunResult, &str) -> String;
+    type RowOf = fn(&rtlab_results::run::RunResult, &str) -> String;
     let rows: [(&str, RowOf); 14] = [
         ("result", |_, source| source.to_string()),
         ("kernel", |r, _| r.host.kernel_release.clone()),
@@ -676,9 +677,9 @@ fn list(cpus: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::RunResult;
-    use crate::report_set::SourcedRun;
     use rtlab_analysis::Moments;
+    use rtlab_results::run::RunResult;
+    use rtlab_results::set::SourcedRun;
 
     fn fixture(text: &str) -> RunResult {
         serde_json::from_str(text).unwrap()

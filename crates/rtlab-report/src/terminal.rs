@@ -1,13 +1,13 @@
 //! The terminal summary printed at the end of `rtlab run`.
 
 use crate::digest::{MetricRow, RunDigest, LATENCY_SHARE_OF_PERIOD};
-use crate::model::{RunResult, Scenario};
 use crate::tables::Table;
-use crate::verdict::Verdict;
 use crate::{Exporter, ReportError};
 use rtlab_analysis::exceedance::format_interval;
-use rtlab_analysis::units::{format_us, format_us_f};
-use rtlab_sys::activity::Activity;
+use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
+use rtlab_results::activity::Activity;
+use rtlab_results::run::{RunResult, Scenario};
+use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
 
 /// Tables per metric (per CPU and all CPUs), the exceedance statement, the environment
@@ -50,23 +50,6 @@ pub fn metric_title(metric: &str) -> String {
     title.to_string()
 }
 
-/// "1000 µs", "1.5 ms", "2 s": a period or duration for people.
-pub fn format_period(ns: i64) -> String {
-    let ns = ns as f64;
-    if ns >= 1e9 {
-        format!("{} s", trim(ns / 1e9))
-    } else if ns >= 1e6 {
-        format!("{} ms", trim(ns / 1e6))
-    } else {
-        format!("{} µs", trim(ns / 1e3))
-    }
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.1}");
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
-}
-
 /// How a run's conclusion opens: "Conclusion", qualified when its results are not real-time
 /// or the run was interrupted.
 pub(crate) fn conclusion_prefix(run: &RunResult) -> &'static str {
@@ -81,19 +64,6 @@ pub(crate) fn conclusion_prefix(run: &RunResult) -> &'static str {
 pub(crate) fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
-}
-
-/// "1,500,000".
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The scheduling the sampling threads had: "SCHED_FIFO 95", "SCHED_OTHER".
@@ -198,7 +168,7 @@ fn loads_lines(out: &mut String, scenario: &Scenario) {
 
 /// The three busiest lines of `rates` for people: "IRQ 24 95k/s, LOC 2.4k/s" (numeric
 /// interrupt lines get an "IRQ " prefix when `irq_prefix`).
-pub fn top_rates(rates: &[rtlab_sys::activity::IrqRate], irq_prefix: bool) -> String {
+pub fn top_rates(rates: &[rtlab_results::activity::IrqRate], irq_prefix: bool) -> String {
     rates
         .iter()
         .take(3)

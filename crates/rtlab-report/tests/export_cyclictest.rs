@@ -8,8 +8,9 @@ use rtlab_analysis::{LatencyHistogram, Moments, Summary};
 use rtlab_report::export::cyclictest::{CyclictestHist, CyclictestJson};
 use rtlab_report::export::Selection;
 use rtlab_report::import::{import, ImportFormat, ImportOptions, SourceFile};
-use rtlab_report::model::RunResult;
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+use rtlab_report::ReportExporter;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 
 fn fixture_bytes(name: &str) -> Vec<u8> {

@@ -16,9 +16,10 @@ use rtlab_report::export::hdr_log::HdrLog;
 use rtlab_report::export::junit::JunitReport;
 use rtlab_report::export::openmetrics::{bucket_ladder, cumulative_count, OpenMetrics};
 use rtlab_report::export::Selection;
-use rtlab_report::model::{Measurement, RunResult};
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
 use rtlab_report::verdict::judge;
+use rtlab_report::ReportExporter;
+use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

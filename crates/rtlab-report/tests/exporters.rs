@@ -5,12 +5,13 @@
 //! two scenarios (`--simulate 7 --samples 3000 --load idle,cpu:threads=1+proc-read`, with
 //! activity figures written in by hand, since a simulated run records none).
 
+use rtlab_analysis::units::thousands;
 use rtlab_analysis::{LatencyHistogram, Moments};
 use rtlab_report::json::JsonSummary;
-use rtlab_report::model::RunResult;
-use rtlab_report::terminal::{thousands, TerminalSummary};
+use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
-use rtlab_sys::sysinfo::Distortion;
+use rtlab_results::host::Distortion;
+use rtlab_results::run::RunResult;
 use std::path::{Path, PathBuf};
 
 fn fixture_path(name: &str) -> PathBuf {

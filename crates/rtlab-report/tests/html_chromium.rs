@@ -9,9 +9,10 @@ mod common;
 
 use rtlab_analysis::requirement::parse_requirement;
 use rtlab_report::html::HtmlReport;
-use rtlab_report::model::RunResult;
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
 use rtlab_report::verdict::judge;
+use rtlab_report::ReportExporter;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

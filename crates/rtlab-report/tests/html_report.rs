@@ -6,13 +6,13 @@
 mod common;
 
 use rtlab_analysis::requirement::parse_requirement;
-use rtlab_probe::raw::{channel, RawSample, RawWriter};
 use rtlab_report::html::HtmlReport;
-use rtlab_report::model::RunResult;
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
 use rtlab_report::verdict::judge;
+use rtlab_report::ReportExporter;
+use rtlab_results::raw::{header, RawSample};
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -153,18 +153,18 @@ fn requirement_bounds_are_drawn_and_the_verdict_leads() {
     assert!(!figure(&html, "fig-cumulative-timer-jitter").contains("500us"));
 }
 
-/// Writes `values` as a raw sample file, one sample per ms.
+/// Writes `values` as a raw sample file, one sample per ms (the format `rtlab-probe`'s
+/// writer produces: header, then 24-byte records).
 fn write_raw(path: &Path, cpu: u32, values: impl Iterator<Item = i64>) -> u64 {
-    let (mut sink, drain) = channel(path.to_path_buf(), 1 << 12);
-    let writer = RawWriter::spawn(vec![drain], Duration::from_millis(1)).unwrap();
+    let mut bytes = header().to_vec();
+    let mut written = 0;
     for (i, value_ns) in values.enumerate() {
         let sample = RawSample { expected_ns: 1_000_000_000 + i as u64 * 1_000_000, value_ns, cpu, flags: 0 };
-        while !sink.push(sample) {
-            std::thread::yield_now();
-        }
+        bytes.extend_from_slice(&sample.to_bytes());
+        written += 1;
     }
-    drop(sink);
-    writer.finish().unwrap()[0].1
+    std::fs::write(path, bytes).unwrap();
+    written
 }
 
 #[test]

@@ -5,11 +5,11 @@
 //! thread's count, min and max must equal them exactly, the mean cyclictest's rounding.
 //! Then bad input: each refusal names the file and line; and no input makes it panic.
 
-use rtlab_probe::Detail;
 use rtlab_report::import::cyclictest::{HISTOGRAM_LIMIT_DETAIL, OVERFLOW_CYCLES_DETAIL, OVERFLOW_UNLISTED_DETAIL};
 use rtlab_report::import::{build_run, cyclictest, import, ImportFormat, ImportOptions, SourceFile, SourceUnit};
-use rtlab_report::model::{Measurement, RunResult};
-use rtlab_sys::sched::Policy;
+use rtlab_results::host::Policy;
+use rtlab_results::run::Detail;
+use rtlab_results::run::{Measurement, RunResult};
 use std::path::Path;
 
 fn fixture(name: &str) -> SourceFile {
@@ -341,7 +341,7 @@ fn json_from_a_newer_cyclictest_without_histogram_key() {
     assert_eq!(run.label, "rig");
     assert_eq!(run.start_time, "2026-03-03T10:00:00+01:00");
     assert_eq!(run.duration_s, 10.0);
-    assert_eq!(run.host.preemption_model, rtlab_sys::sysinfo::PreemptionModel::PreemptRt);
+    assert_eq!(run.host.preemption_model, rtlab_results::host::PreemptionModel::PreemptRt);
     assert_eq!(run.host.machine, "aarch64");
     let info = run.imported.as_ref().unwrap();
     assert_eq!(info.source_tool.as_deref(), Some("cyclictest 2.80"));

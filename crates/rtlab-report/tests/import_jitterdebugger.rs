@@ -5,7 +5,7 @@
 
 use rtlab_report::import::jitterdebugger::{self, HISTOGRAM_CAP_NS, RECORD_BYTES};
 use rtlab_report::import::{import, ImportFormat, ImportOptions, SeriesData, SourceFile, SourceUnit};
-use rtlab_report::model::RunResult;
+use rtlab_results::run::RunResult;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

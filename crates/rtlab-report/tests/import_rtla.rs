@@ -4,7 +4,7 @@
 //! and 6.16 layouts. Oracles are the numbers printed in the files.
 
 use rtlab_report::import::{import, rtla, ImportFormat, ImportOptions, SeriesData, SourceFile, SourceHistogram};
-use rtlab_report::model::RunResult;
+use rtlab_results::run::RunResult;
 use std::path::Path;
 
 fn fixture(name: &str) -> SourceFile {
@@ -135,7 +135,7 @@ fn thread_only_columns_with_zeros_and_overflows() {
     let m = &run.measurements[0];
     // One overflow at the bound, the largest at the exact max.
     assert_eq!(m.moments.max, 480_000);
-    assert_eq!(m.details.get("source_overflows"), Some(&rtlab_probe::Detail::Int(2)));
+    assert_eq!(m.details.get("source_overflows"), Some(&rtlab_results::run::Detail::Int(2)));
 }
 
 #[test]

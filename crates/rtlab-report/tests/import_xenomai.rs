@@ -2,9 +2,9 @@
 //! rendered from latency.c's format strings (see tests/fixtures/import/xenomai/README.md);
 //! oracles are the files' own figures, read here independently of the importer.
 
-use rtlab_probe::Detail;
 use rtlab_report::import::{import, xenomai, ImportFormat, ImportOptions, SeriesData, SourceFile};
-use rtlab_report::model::RunResult;
+use rtlab_results::run::Detail;
+use rtlab_results::run::RunResult;
 use std::path::Path;
 
 #[path = "import_rtla/fuzz.rs"]

@@ -4,10 +4,11 @@
 //! leaves out what the source did not record instead of showing empty fields.
 
 use rtlab_report::markdown::MarkdownReport;
-use rtlab_report::model::RunResult;
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
+use rtlab_report::ReportExporter;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 
 fn imported() -> RunResult {

@@ -4,9 +4,9 @@
 
 use resvg::tiny_skia::Pixmap;
 use rtlab_report::figures::{all_figures, table_figures, Figure};
-use rtlab_report::model::RunResult;
 use rtlab_report::png::{PngRenderer, SCALE};
-use rtlab_report::report_set::{ReportSet, SourcedRun};
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];

@@ -6,9 +6,10 @@ use rtlab_analysis::requirement::parse_requirement;
 use rtlab_report::csv_report::CsvReport;
 use rtlab_report::json_report::JsonReport;
 use rtlab_report::markdown::MarkdownReport;
-use rtlab_report::model::RunResult;
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
 use rtlab_report::verdict::judge;
+use rtlab_report::ReportExporter;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 
 const ONE: &str = "simulated-2cpu.run.json";

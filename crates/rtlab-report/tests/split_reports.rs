@@ -7,22 +7,22 @@
 mod common;
 
 use common::{fixture_path, measurement, Rng, Thread};
-use rtlab_probe::split::{Cause, CauseKind, Explanation, SplitParts, Unsplit, WakeSample};
-use rtlab_probe::traced::SplitCounts;
 use rtlab_report::csv_report::CsvReport;
 use rtlab_report::html::HtmlReport;
 use rtlab_report::json::JsonSummary;
 use rtlab_report::json_report::JsonReport;
 use rtlab_report::markdown::MarkdownReport;
-use rtlab_report::model::RunResult;
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
-use rtlab_report::split::{
-    ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, CAUSE_KINDS, DEFAULT_EXPLAINED_PER_THREAD,
-};
+use rtlab_report::split::CAUSE_KINDS;
 use rtlab_report::tables::split::{COVERAGE_TABLE, EXPLANATIONS_TABLE, STATEMENT_TABLE};
 use rtlab_report::tables::{report_tables, Table};
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
+use rtlab_report::ReportExporter;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::split::SplitCounts;
+use rtlab_results::split::{Cause, CauseKind, Explanation, SplitParts, Unsplit, WakeSample};
+use rtlab_results::split::{ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, DEFAULT_EXPLAINED_PER_THREAD};
 
 const SPLIT_TABLES: [&str; 3] = [STATEMENT_TABLE, COVERAGE_TABLE, EXPLANATIONS_TABLE];
 const PART_METRICS: [&str; 3] = ["timer.irq", "timer.sched", "timer.return"];

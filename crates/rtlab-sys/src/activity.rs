@@ -1,6 +1,6 @@
 //! System activity counters from /proc, and the rates between two snapshots.
 
-use serde::{Deserialize, Serialize};
+pub use rtlab_results::activity::{Activity, CpuActivity, IrqRate};
 
 /// Raw counters at one instant.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,35 +133,6 @@ pub fn parse_proc_stat(text: &str) -> crate::Result<(u64, Vec<CpuTimes>)> {
     }
     let ctxt = ctxt.ok_or_else(|| crate::SysError::Invalid("/proc/stat has no ctxt line".into()))?;
     Ok((ctxt, cpus))
-}
-
-/// Interrupt rate of one /proc/interrupts line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IrqRate {
-    pub irq: String,
-    pub name: String,
-    pub per_s: f64,
-}
-
-/// CPU use of one CPU over the window, as fractions of the window (0..1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpuActivity {
-    pub cpu: usize,
-    pub busy: f64,
-    pub steal: f64,
-}
-
-/// System activity during a window (run.json `activity`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Activity {
-    pub window_s: f64,
-    /// Lines with a non-zero rate, highest first.
-    pub interrupts_per_s: Vec<IrqRate>,
-    /// /proc/softirqs lines with a non-zero rate, highest first (`name` is empty).
-    #[serde(default)]
-    pub softirqs_per_s: Vec<IrqRate>,
-    pub context_switches_per_s: f64,
-    pub cpus: Vec<CpuActivity>,
 }
 
 /// Rates between two snapshots (`later` taken after `earlier`).

@@ -1,27 +1,6 @@
 //! Which privileges this process has for real-time measurement.
 
-use serde::{Deserialize, Serialize};
-
-/// What the process may do, read without changing anything.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Privileges {
-    pub euid: u32,
-    /// CAP_SYS_NICE in the effective set: SCHED_FIFO/RR at any priority.
-    pub cap_sys_nice: bool,
-    /// CAP_IPC_LOCK in the effective set: mlockall without the memlock limit.
-    pub cap_ipc_lock: bool,
-    /// RLIMIT_RTPRIO soft limit (highest RT priority allowed without CAP_SYS_NICE).
-    pub rtprio_limit: u64,
-    /// RLIMIT_MEMLOCK soft limit in bytes; None = unlimited.
-    pub memlock_limit_bytes: Option<u64>,
-}
-
-impl Privileges {
-    /// Whether SCHED_FIFO/RR at `priority` should be allowed.
-    pub fn may_use_rt_priority(&self, priority: i32) -> bool {
-        self.cap_sys_nice || (priority >= 0 && (priority as u64) <= self.rtprio_limit)
-    }
-}
+pub use rtlab_results::host::Privileges;
 
 /// Capability bit numbers (linux/capability.h).
 pub const CAP_IPC_LOCK: u32 = 14;

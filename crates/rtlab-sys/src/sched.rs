@@ -3,38 +3,15 @@
 //! Both settings are per thread: a guard must be dropped on the thread that created it,
 //! otherwise it restores the setting of the wrong thread.
 
-use serde::{Deserialize, Serialize};
+pub use rtlab_results::host::Policy;
 use std::ops::RangeInclusive;
 
-/// Scheduling policy of a measuring thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    Fifo,
-    Rr,
-    Other,
-}
-
-impl Policy {
-    /// The kernel's name: "SCHED_FIFO", "SCHED_RR", "SCHED_OTHER".
-    pub fn kernel_name(self) -> &'static str {
-        match self {
-            Policy::Fifo => "SCHED_FIFO",
-            Policy::Rr => "SCHED_RR",
-            Policy::Other => "SCHED_OTHER",
-        }
-    }
-
-    pub fn is_realtime(self) -> bool {
-        !matches!(self, Policy::Other)
-    }
-
-    fn to_raw(self) -> libc::c_int {
-        match self {
-            Policy::Fifo => libc::SCHED_FIFO,
-            Policy::Rr => libc::SCHED_RR,
-            Policy::Other => libc::SCHED_OTHER,
-        }
+/// The policy's `SCHED_*` constant.
+fn policy_to_raw(policy: Policy) -> libc::c_int {
+    match policy {
+        Policy::Fifo => libc::SCHED_FIFO,
+        Policy::Rr => libc::SCHED_RR,
+        Policy::Other => libc::SCHED_OTHER,
     }
 }
 
@@ -43,7 +20,7 @@ pub fn priority_range(policy: Policy) -> RangeInclusive<i32> {
     if !policy.is_realtime() {
         return 0..=0;
     }
-    let raw = policy.to_raw();
+    let raw = policy_to_raw(policy);
     // SAFETY: both calls take a policy number only and return an int (or -1 on EINVAL).
     let (min, max) = unsafe { (libc::sched_get_priority_min(raw), libc::sched_get_priority_max(raw)) };
     if min < 0 || max < 0 {
@@ -95,7 +72,7 @@ impl SchedulingGuard {
         if rc != 0 {
             return Err(crate::SysError::last_os("sched_getparam"));
         }
-        set_scheduler(policy.to_raw(), priority)?;
+        set_scheduler(policy_to_raw(policy), priority)?;
         Ok(Self { previous_policy, previous_priority: param.sched_priority })
     }
 }

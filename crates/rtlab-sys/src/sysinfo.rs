@@ -1,83 +1,6 @@
 //! What the host is, and what on it may distort latency results.
 
-use crate::privileges::Privileges;
-use serde::{Deserialize, Serialize};
-
-/// Preemption model of the running kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PreemptionModel {
-    #[serde(rename = "PREEMPT_RT")]
-    PreemptRt,
-    #[serde(rename = "PREEMPT")]
-    Preempt,
-    #[serde(rename = "PREEMPT_DYNAMIC")]
-    PreemptDynamic,
-    #[serde(rename = "voluntary")]
-    Voluntary,
-    #[serde(rename = "none")]
-    None,
-    #[serde(rename = "unknown")]
-    Unknown,
-}
-
-/// Detected virtualization.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Virtualization {
-    /// True when any source says this is a guest.
-    pub guest: bool,
-    /// Hypervisor name when known ("KVM", "Firecracker", "Xen", "VMware", "Microsoft Hyper-V", ...).
-    pub hypervisor: Option<String>,
-    /// Which evidence was used ("cpuinfo hypervisor flag", "DMI sys_vendor=...", "/sys/hypervisor/type", ...).
-    pub evidence: Vec<String>,
-}
-
-/// RT throttling (/proc/sys/kernel/sched_rt_runtime_us, sched_rt_period_us).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RtThrottling {
-    pub period_us: Option<i64>,
-    /// -1 means throttling is off.
-    pub runtime_us: Option<i64>,
-}
-
-impl RtThrottling {
-    pub fn enabled(&self) -> bool {
-        matches!(self.runtime_us, Some(r) if r >= 0)
-    }
-}
-
-/// Frequency governor of one CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuGovernor {
-    pub cpu: usize,
-    /// None when cpufreq is absent (common in VMs).
-    pub governor: Option<String>,
-}
-
-/// Host description saved in run.json (`host`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SystemInfo {
-    pub hostname: String,
-    pub kernel_release: String,
-    pub kernel_version: String,
-    pub machine: String,
-    pub preemption_model: PreemptionModel,
-    /// For PREEMPT_DYNAMIC: the mode in force ("full", "voluntary", "none", "lazy") when readable.
-    pub preemption_dynamic_mode: Option<String>,
-    /// Where the preemption model was read from ("uname -v", "/sys/kernel/realtime", ...).
-    pub preemption_evidence: Vec<String>,
-    pub kernel_cmdline: String,
-    pub isolated_cpus: Vec<usize>,
-    pub nohz_full_cpus: Vec<usize>,
-    pub cpu_model: String,
-    pub online_cpus: Vec<usize>,
-    /// Groups of SMT siblings (thread_siblings_list), only groups of 2 or more.
-    pub smt_sibling_groups: Vec<Vec<usize>>,
-    pub frequency_governors: Vec<CpuGovernor>,
-    pub clocksource: Option<String>,
-    pub virtualization: Virtualization,
-    pub rt_throttling: RtThrottling,
-    pub privileges: Privileges,
-}
+pub use rtlab_results::host::{CpuGovernor, Distortion, PreemptionModel, RtThrottling, SystemInfo, Virtualization};
 
 /// Collects everything it can read; missing files leave fields empty, never fail.
 pub fn collect() -> SystemInfo {
@@ -541,16 +464,6 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
         i += 1;
     }
     parts.join(",")
-}
-
-/// One thing on this host that may distort results.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Distortion {
-    /// Stable identifier: "virtual-machine", "governor", "smt-siblings", "no-isolated-cpus",
-    /// "rt-throttling", "no-rt-privilege", "clocksource", "not-preempt-rt".
-    pub code: String,
-    /// One sentence for a person, saying what and why it matters.
-    pub message: String,
 }
 
 /// What may distort results when measuring on `measuring_cpus` with the given privileges.

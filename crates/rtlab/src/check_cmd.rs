@@ -14,10 +14,11 @@ use rtlab_analysis::evt::PwcetConfig;
 use rtlab_analysis::requirement::Statistic;
 use rtlab_analysis::schedulability::{analyse, tolerated_activation_latency, Analysis, BoundBasis, Overheads};
 use rtlab_analysis::taskset::{TaskSet, TaskSetFormat};
+use rtlab_analysis::units::{format_period, thousands};
 use rtlab_analysis::units::{format_us, parse_time_ns};
-use rtlab_report::model::{Measurement, RunResult};
 use rtlab_report::tables::Table;
-use rtlab_report::terminal::{format_period, text_table, thousands};
+use rtlab_report::terminal::text_table;
+use rtlab_results::run::{Measurement, RunResult};
 use serde::Serialize;
 use std::fmt::Write;
 

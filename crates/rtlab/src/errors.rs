@@ -81,6 +81,13 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
         if cause.is::<rtlab_report::import::ImportError>() {
             return EXIT_USAGE;
         }
+        // A result that cannot be read or written is the environment; a damaged one is bad input.
+        if let Some(r) = cause.downcast_ref::<rtlab_results::ResultsError>() {
+            return match r {
+                rtlab_results::ResultsError::Io { .. } | rtlab_results::ResultsError::Encode(_) => EXIT_ENVIRONMENT,
+                _ => EXIT_USAGE,
+            };
+        }
         if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
             return match r {
                 rtlab_report::ReportError::Io { .. }

@@ -5,7 +5,7 @@ use crate::cli::{PolicyArg, RunArgs};
 use crate::errors::usage;
 use rtlab_analysis::requirement::{parse_requirement, Requirement};
 use rtlab_analysis::units::parse_time_ns;
-use rtlab_sys::sched::Policy;
+use rtlab_results::host::Policy;
 use std::path::PathBuf;
 
 /// Per scenario: the main job (idle, then loaded) takes under a minute.
@@ -43,7 +43,7 @@ pub struct RunPlan {
     /// Probes in the order measured in each scenario.
     pub probes: Vec<crate::probe_plan::ProbeChoice>,
     /// Their parameters, resolved.
-    pub probe_settings: rtlab_report::model::ProbeSettings,
+    pub probe_settings: rtlab_results::run::ProbeSettings,
     pub interval_ns: u64,
     pub policy: Policy,
     pub priority: i32,

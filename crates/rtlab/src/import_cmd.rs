@@ -4,8 +4,9 @@
 use crate::cli::{ImportArgs, ImportFrom, UnitArg};
 use crate::errors::{environment, usage, EXIT_OK};
 use rtlab_report::import::{ImportFormat, ImportOptions, SourceFile, SourceUnit};
-use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
 use rtlab_report::Exporter;
+use rtlab_report::ReportExporter;
+use rtlab_results::set::{ReportSet, SourcedRun};
 
 pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
     let format = match args.from {
@@ -53,7 +54,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
         ReportSet { runs: vec![SourcedRun { source: output.display().to_string(), run: run.clone() }], verdict: None };
     let report = rtlab_report::html::HtmlReport
         .render(&set)
-        .and_then(|html| rtlab_report::model::write_atomically(&output.join("report.html"), html.as_bytes()));
+        .and_then(|html| Ok(rtlab_results::run::write_atomically(&output.join("report.html"), html.as_bytes())?));
     if !args.quiet {
         let mut text = rtlab_report::terminal::TerminalSummary.export(&run)?;
         if report.is_ok() {

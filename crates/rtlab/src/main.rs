@@ -117,7 +117,8 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
 
 /// `rtlab report` and `rtlab compare`: saved runs -> terminal text and one report document.
 fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
-    use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+    use rtlab_report::ReportExporter;
+    use rtlab_results::set::{ReportSet, SourcedRun};
     // Suite directories (suite.json) have their own report: the paper's tables.
     if args.results.iter().any(|p| rtlab_report::suite::SuiteRecord::is_suite(p)) {
         return suite::cmd_report_suites(args, compare);
@@ -125,7 +126,7 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     let requirements = experiment::parse_requirements(&args.require)?;
     let mut runs = Vec::new();
     for path in &args.results {
-        let run = rtlab_report::model::RunResult::load(path)?;
+        let run = rtlab_results::run::RunResult::load(path)?;
         runs.push(SourcedRun { source: path.display().to_string(), run });
     }
     let mut set = ReportSet { runs, verdict: None };
@@ -165,7 +166,7 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
                 text.push('\n');
                 text.push_str(&rtlab_report::terminal::verdict_text(v));
             }
-            rtlab_report::model::write_atomically(&path, document.as_bytes())
+            rtlab_results::run::write_atomically(&path, document.as_bytes())
                 .map_err(|e| errors::output_error(args.output.is_some(), format!("cannot write the report: {e}")))?;
             text.push_str(&format!("Report: {}\n", path.display()));
             print(&text)?;
@@ -176,11 +177,7 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
 
 /// `report|compare --format png`: every figure as `<figure id>.png` into the output
 /// directory, one line per file written (after the verdict, when requirements were given).
-fn write_png_figures(
-    args: &ReportArgs,
-    compare: bool,
-    set: &rtlab_report::report_set::ReportSet,
-) -> anyhow::Result<u8> {
+fn write_png_figures(args: &ReportArgs, compare: bool, set: &rtlab_results::set::ReportSet) -> anyhow::Result<u8> {
     // Fonts first: without them nothing is written.
     let renderer = rtlab_report::png::PngRenderer::with_system_fonts()?;
     let figures = rtlab_report::figures::all_figures(set)?;
@@ -194,7 +191,7 @@ fn write_png_figures(
     for figure in &figures {
         let path = dir.join(format!("{}.png", figure.id));
         let png = renderer.render(&figure.svg)?;
-        rtlab_report::model::write_atomically(&path, &png)
+        rtlab_results::run::write_atomically(&path, &png)
             .map_err(|e| cannot(format!("cannot write the figure: {e}")))?;
         print(&format!("{}\n", path.display()))?;
     }
@@ -225,7 +222,7 @@ fn default_report_path(args: &ReportArgs, compare: bool) -> std::path::PathBuf {
 
 /// The terminal summary of each run; with requirements given, the verdicts saved with the
 /// runs are left out (the new verdict follows).
-fn report_text(set: &rtlab_report::report_set::ReportSet) -> anyhow::Result<String> {
+fn report_text(set: &rtlab_results::set::ReportSet) -> anyhow::Result<String> {
     let mut text = String::new();
     for (i, sourced) in set.runs.iter().enumerate() {
         if i > 0 {
@@ -244,7 +241,7 @@ fn report_text(set: &rtlab_report::report_set::ReportSet) -> anyhow::Result<Stri
 }
 
 /// `compare` on the terminal: the configurations, every table side by side, the warnings.
-fn compare_text(set: &rtlab_report::report_set::ReportSet) -> anyhow::Result<String> {
+fn compare_text(set: &rtlab_results::set::ReportSet) -> anyhow::Result<String> {
     let mut text = String::from("Configurations:\n");
     for (i, c) in set.configurations().iter().enumerate() {
         let letter = if i == 0 { " (A, the baseline)" } else { "" };
@@ -310,8 +307,8 @@ fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {
 }
 
 fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
-    let run = rtlab_report::model::RunResult::load(&args.result)?;
-    let dir = rtlab_report::model::results_dir(&args.result);
+    let run = rtlab_results::run::RunResult::load(&args.result)?;
+    let dir = rtlab_results::run::results_dir(&args.result);
     match args.format {
         cli::ExportFormat::Csv => match &args.output {
             Some(path) => {

@@ -16,7 +16,7 @@ use rtlab_probe::switch::{SwitchConfig, SwitchProbe, SwitchVariant};
 use rtlab_probe::taskset::{TaskSpec, TasksetConfig, TasksetProbe};
 use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
 use rtlab_probe::{Budget, ClockKind, Probe, ProbeError, Sampling, Stimulus, ThreadSetup};
-use rtlab_report::model::ProbeSettings;
+use rtlab_results::run::ProbeSettings;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -464,7 +464,7 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
             let mut sampling = sampling(budget);
             // Dankwardt's comparison: an ordinary task keeps the default timer slack, which
             // is what `--policy other` asks to see (a refused SCHED_FIFO still gets 1 ns).
-            if plan.policy == rtlab_sys::sched::Policy::Other {
+            if plan.policy == rtlab_results::host::Policy::Other {
                 sampling.setup.timer_slack_ns = None;
             }
             Box::new(SleepProbe::new(SleepConfig {

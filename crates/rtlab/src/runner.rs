@@ -9,10 +9,11 @@ use anyhow::Context;
 use rtlab_analysis::Summary;
 use rtlab_load::host::LoadHost;
 use rtlab_probe::{ClockKind, Probe, ProbeError, ProbeOutput, ThreadSetup};
-use rtlab_report::model::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
+use rtlab_results::host::Policy;
+use rtlab_results::host::SystemInfo;
+use rtlab_results::run::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
 use rtlab_sys::activity::{activity_between, ActivitySnapshot};
-use rtlab_sys::sched::{Policy, SchedulingGuard};
-use rtlab_sys::sysinfo::SystemInfo;
+use rtlab_sys::sched::SchedulingGuard;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -265,7 +266,7 @@ pub fn run(
         split: split_backend.map(|backend| crate::split_run::section(plan, backend, splits)),
     };
     if let Some(t) = &plan.taskset {
-        let section = rtlab_report::taskset_run::TasksetRun::new(
+        let section = rtlab_results::taskset::TasksetRun::new(
             t.file.clone(),
             t.set.clone(),
             t.cpu,
@@ -289,14 +290,15 @@ pub fn run(
 
 /// report.html of a finished run, in its results directory.
 fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBuf, String> {
-    use rtlab_report::report_set::{ReportExporter, ReportSet, SourcedRun};
+    use rtlab_report::ReportExporter;
+    use rtlab_results::set::{ReportSet, SourcedRun};
     let set = ReportSet {
         runs: vec![SourcedRun { source: dir.display().to_string(), run: result.clone() }],
         verdict: result.verdict.clone(),
     };
     let path = dir.join("report.html");
     let html = rtlab_report::html::HtmlReport.render(&set).map_err(|e| e.to_string())?;
-    rtlab_report::model::write_atomically(&path, html.as_bytes()).map_err(|e| e.to_string())?;
+    rtlab_results::run::write_atomically(&path, html.as_bytes()).map_err(|e| e.to_string())?;
     Ok(path)
 }
 

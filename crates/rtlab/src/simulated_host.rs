@@ -1,8 +1,8 @@
 //! The fixed host description used with the simulated clock, so that a simulated run is
 //! identical on every machine (snapshot tests).
 
-use rtlab_sys::privileges::Privileges;
-use rtlab_sys::sysinfo::{CpuGovernor, PreemptionModel, RtThrottling, SystemInfo, Virtualization};
+use rtlab_results::host::Privileges;
+use rtlab_results::host::{CpuGovernor, PreemptionModel, RtThrottling, SystemInfo, Virtualization};
 
 pub fn simulated_host() -> SystemInfo {
     SystemInfo {

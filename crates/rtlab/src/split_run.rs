@@ -6,7 +6,7 @@ use crate::experiment::RunPlan;
 use anyhow::Context;
 use rtlab_probe::traced::{apply_split, kernel_prio, SplitSettings, ThreadSplit};
 use rtlab_probe::ProbeOutput;
-use rtlab_report::split::{
+use rtlab_results::split::{
     ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
 };
 use rtlab_sys::tracefs::{self, BackendSupport, TraceCapture, TraceConfig, TraceSession};

@@ -37,7 +37,7 @@ fn measurement<'a>(run: &'a Value, metric: &str) -> &'a Value {
 /// CLOCK_MONOTONIC time, unique per stimulus).
 fn raw_by_stimulus(out: &Path, m: &Value) -> HashMap<u64, i64> {
     let file = m["raw_file"].as_str().expect("a raw file with --raw");
-    let samples = rtlab_probe::raw::read_all(&out.join(file)).unwrap();
+    let samples = rtlab_results::raw::read_all(&out.join(file)).unwrap();
     assert_eq!(samples.len() as u64, u(m, "count"), "{file}: one raw record per sample");
     samples.iter().map(|s| (s.expected_ns, s.value_ns)).collect()
 }

@@ -307,7 +307,7 @@ fn export_refuses_a_truncated_raw_file() {
 /// run.json round trip on a real run: load, serialize, load again gives the same result.
 #[test]
 fn real_run_json_round_trip() {
-    use rtlab_report::model::RunResult;
+    use rtlab_results::run::RunResult;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     rtlab().args(["run", "--load", "idle", "--samples", "300", "--quiet", "--output"]).arg(&out).assert().success();

@@ -95,7 +95,7 @@ fn interrupted_result_loads() {
     let summary: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is one JSON document");
     assert_eq!(summary["schema"], "rtlab.summary/1");
     assert_eq!(summary["interrupted"], true);
-    let run = rtlab_report::model::RunResult::load(&out).expect("an interrupted run.json loads");
+    let run = rtlab_results::run::RunResult::load(&out).expect("an interrupted run.json loads");
     assert!(run.interrupted);
     // Raw samples of the partial run are complete too.
     for m in run.measurements_of("idle", "timer.latency") {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{check_timer_run, measurements, redact, rtlab, run_json, u, Expect};
-use rtlab_report::model::RunResult;
+use rtlab_results::run::RunResult;
 use serde_json::Value;
 use std::path::Path;
 

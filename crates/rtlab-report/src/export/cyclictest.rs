@@ -14,12 +14,13 @@ use crate::import::cyclictest::{
     rfc3339_to_cyclictest, HISTOGRAM_LIMIT_DETAIL, HIST_MAX, NUMA_NODE_DETAIL, OVERFLOW_CYCLES_DETAIL,
     OVERFLOW_UNLISTED_DETAIL, RETURN_CODE_DETAIL, SOURCE_CYCLES_DETAIL,
 };
-use crate::model::Measurement;
-use crate::report_set::{ReportExporter, ReportSet};
 use crate::ReportError;
+use crate::ReportExporter;
 use rtlab_analysis::LatencyHistogram;
-use rtlab_probe::Detail;
-use rtlab_sys::sysinfo::PreemptionModel;
+use rtlab_results::host::PreemptionModel;
+use rtlab_results::run::Detail;
+use rtlab_results::run::Measurement;
+use rtlab_results::set::ReportSet;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

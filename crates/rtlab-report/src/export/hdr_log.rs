@@ -11,12 +11,13 @@
 
 use super::Selected;
 use crate::digest::combine;
-use crate::model::{Measurement, RunResult};
-use crate::report_set::{ReportExporter, ReportSet};
 use crate::ReportError;
+use crate::ReportExporter;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use rtlab_analysis::LatencyHistogram;
+use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::set::ReportSet;
 use std::time::{Duration, SystemTime};
 
 /// The format version Java's `HistogramLogWriter` announces (HdrHistogram 2.1/2.2).

@@ -9,11 +9,12 @@
 //! evaluate fails the verdict, and a skipped test would show green.
 
 use super::hdr_log::run_start;
-use crate::model::RunResult;
-use crate::report_set::{ReportExporter, ReportSet};
-use crate::verdict::{Check, Verdict};
 use crate::ReportError;
+use crate::ReportExporter;
 use rtlab_analysis::requirement::format_bound;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportSet;
+use rtlab_results::verdict::{Check, Verdict};
 use std::fmt::Write;
 
 /// JUnit XML of the verdict judged for this report (`--require`) or saved with the runs.

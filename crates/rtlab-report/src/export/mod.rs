@@ -12,12 +12,12 @@ pub mod hdr_log;
 pub mod junit;
 pub mod openmetrics;
 
-use crate::model::{Measurement, RunResult};
-use crate::report_set::ReportSet;
 use crate::ReportError;
+use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::set::ReportSet;
 
 #[allow(unused_imports)]
-pub use crate::report_set::ReportExporter;
+pub use crate::ReportExporter;
 
 /// `--metric` and `--scenario` of `rtlab report`: which measurements a single-metric format
 /// exports. None = the only one there is (the main metric of the first probe for metrics).

@@ -13,11 +13,12 @@
 //! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_measured_seconds`,
 //!   `rtlab_requirement_bound_seconds` per requirement and configuration, and `rtlab_verdict_met`.
 
-use crate::model::Measurement;
-use crate::report_set::{ReportExporter, ReportSet};
-use crate::verdict::Verdict;
 use crate::ReportError;
+use crate::ReportExporter;
 use rtlab_analysis::LatencyHistogram;
+use rtlab_results::run::Measurement;
+use rtlab_results::set::ReportSet;
+use rtlab_results::verdict::Verdict;
 use std::collections::HashSet;
 use std::fmt::Write;
 
@@ -239,7 +240,7 @@ fn write_verdict(out: &mut String, set: &ReportSet, verdict: &Verdict) {
         index.and_then(|i| names.get(i).cloned()).unwrap_or_else(|| label.to_string())
     };
     let mut seen = HashSet::new();
-    let checks: Vec<(String, &crate::verdict::Check)> = verdict
+    let checks: Vec<(String, &rtlab_results::verdict::Check)> = verdict
         .checks
         .iter()
         .map(|c| {

@@ -32,9 +32,7 @@ mod tail;
 mod timeseries;
 
 use crate::digest::{combine, Combined};
-use crate::model::{results_dir, Measurement, RunResult};
 use crate::per_setting::{in_measured_order, metric_window_s, steps, Setting};
-use crate::report_set::{Configuration, ReportSet};
 use crate::tables::probes::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
 use crate::terminal::metric_title;
 use crate::ReportError;
@@ -42,6 +40,8 @@ use plotters::style::RGBColor;
 use rtlab_analysis::curve::CumulativeCurve;
 use rtlab_analysis::requirement::{Requirement, Statistic};
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use rtlab_results::run::{results_dir, Measurement, RunResult};
+use rtlab_results::set::{Configuration, ReportSet};
 use std::path::{Path, PathBuf};
 
 /// One figure: an id for anchors and tests ("fig-cumulative-timer-latency"), a title, a
@@ -262,7 +262,7 @@ fn distribution_figures(data: &MetricData, notes: &mut Vec<String>) -> canvas::D
 
 /// Requirements on `metric`: those of the set's verdict, else those the runs were judged by.
 fn requirements_of(set: &ReportSet, metric: &str) -> Vec<Requirement> {
-    let verdicts: Vec<&crate::verdict::Verdict> = match &set.verdict {
+    let verdicts: Vec<&rtlab_results::verdict::Verdict> = match &set.verdict {
         Some(v) => vec![v],
         None => set.runs.iter().filter_map(|r| r.run.verdict.as_ref()).collect(),
     };

@@ -6,7 +6,7 @@ use super::axis::Axis;
 use super::canvas::{self, text_line, Drawn, Plot};
 use super::palette::INK;
 use super::{requirement_short, trim, Figure, MetricData, Series};
-use rtlab_probe::raw::RawReader;
+use rtlab_results::raw::RawReader;
 
 /// Heights of one panel: title line, chart, caption line.
 const TITLE_H: u32 = 30;
@@ -124,7 +124,7 @@ pub(super) fn moments_caption(s: &Series) -> String {
             trim(sd / 1e3),
             trim(min as f64 / 1e3),
             trim(max as f64 / 1e3),
-            crate::terminal::thousands(m.count)
+            rtlab_analysis::units::thousands(m.count)
         ),
         _ => "no samples".into(),
     }
@@ -184,7 +184,7 @@ fn block_trace(s: &Series, top_us: f64) -> Trace {
 }
 
 /// Reads every raw sample of `s` into [`COLUMNS`] columns of time: (min, max) per column.
-fn raw_columns(s: &Series) -> Result<Columns, rtlab_probe::ProbeError> {
+fn raw_columns(s: &Series) -> Result<Columns, rtlab_results::ResultsError> {
     let mut readers = Vec::new();
     let mut firsts = Vec::new();
     for path in &s.raw_files {

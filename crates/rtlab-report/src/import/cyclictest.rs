@@ -18,8 +18,8 @@ use super::{
     scaled, text_lines, unit_name, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile,
     SourceHistogram, SourceHost, SourceUnit, MAX_TOTAL_COUNT,
 };
-use rtlab_probe::Detail;
-use rtlab_sys::sched::Policy;
+use rtlab_results::host::Policy;
+use rtlab_results::run::Detail;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 

@@ -21,7 +21,7 @@ use super::{
     scaled, unit_name, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile, SourceHistogram,
     SourceHost,
 };
-use rtlab_sys::sched::Policy;
+use rtlab_results::host::Policy;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -196,7 +196,7 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
         }
         if let Some(result) = result {
             if let Some(avg) = result.avg_ns {
-                series.details.insert("source_avg_ns".into(), rtlab_probe::Detail::Float(avg));
+                series.details.insert("source_avg_ns".into(), rtlab_results::run::Detail::Float(avg));
             }
         }
         parsed.series.push(series);

@@ -14,13 +14,13 @@ pub mod jitterdebugger;
 pub mod rtla;
 pub mod xenomai;
 
-use crate::model::{
+use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use rtlab_results::host::Policy;
+use rtlab_results::run::Detail;
+use rtlab_results::run::{
     Experiment, ImportInfo, Measurement, ProbeSettings, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo,
     SCHEMA,
 };
-use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_probe::Detail;
-use rtlab_sys::sched::Policy;
 use std::collections::BTreeMap;
 
 /// Largest |value| an importer accepts: 1000 s in ns (no latency source records more; any
@@ -690,8 +690,8 @@ fn file_stem(path: &str) -> String {
 }
 
 /// The host part of run.json: what the source recorded, the rest empty.
-fn source_host(source: &SourceHost, cpus: &[usize]) -> rtlab_sys::sysinfo::SystemInfo {
-    use rtlab_sys::sysinfo::*;
+fn source_host(source: &SourceHost, cpus: &[usize]) -> rtlab_results::host::SystemInfo {
+    use rtlab_results::host::*;
     SystemInfo {
         hostname: source.hostname.clone().unwrap_or_default(),
         kernel_release: source.kernel_release.clone().unwrap_or_default(),
@@ -722,7 +722,7 @@ fn source_host(source: &SourceHost, cpus: &[usize]) -> rtlab_sys::sysinfo::Syste
         clocksource: None,
         virtualization: Virtualization { guest: false, hypervisor: None, evidence: Vec::new() },
         rt_throttling: RtThrottling { period_us: None, runtime_us: None },
-        privileges: rtlab_sys::privileges::Privileges {
+        privileges: rtlab_results::host::Privileges {
             euid: 0,
             cap_sys_nice: false,
             cap_ipc_lock: false,
@@ -733,8 +733,8 @@ fn source_host(source: &SourceHost, cpus: &[usize]) -> rtlab_sys::sysinfo::Syste
 }
 
 /// The preemption model a `uname -v` string names ("PREEMPT_RT", "PREEMPT_DYNAMIC", ...).
-fn preemption_from_uname_version(version: &str) -> rtlab_sys::sysinfo::PreemptionModel {
-    use rtlab_sys::sysinfo::PreemptionModel;
+fn preemption_from_uname_version(version: &str) -> rtlab_results::host::PreemptionModel {
+    use rtlab_results::host::PreemptionModel;
     let words: Vec<&str> = version.split_whitespace().collect();
     if words.contains(&"PREEMPT_RT") {
         PreemptionModel::PreemptRt

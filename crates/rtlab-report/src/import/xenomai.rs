@@ -27,8 +27,8 @@
 //! the lines.
 
 use super::{text_lines, ImportError, ImportOptions, ParsedSource, Series, SeriesData, SourceFile, SourceHistogram};
-use rtlab_probe::Detail;
-use rtlab_sys::sched::Policy;
+use rtlab_results::host::Policy;
+use rtlab_results::run::Detail;
 use std::collections::BTreeMap;
 
 pub const LOG_LAYOUT: &str = "xenomai-latency";

@@ -11,10 +11,12 @@
 
 use super::{headers, new_table, percentile_cell, push_row, Cell, Column, Table};
 use crate::digest::combine;
-use crate::model::{Measurement, RunResult};
-use crate::per_setting::{detail_f64, detail_i64, detail_text, steps, Setting, Step};
-use crate::terminal::{format_period, policy_name};
+use crate::per_setting::{steps, Setting, Step};
+use crate::terminal::policy_name;
 use crate::ReportError;
+use rtlab_analysis::units::format_period;
+use rtlab_results::run::{detail_f64, detail_i64, detail_text};
+use rtlab_results::run::{Measurement, RunResult};
 
 const DODIU_1: &str = "Dodiu et al., Table 1";
 const DODIU_2: &str = "Dodiu et al., Table 2";

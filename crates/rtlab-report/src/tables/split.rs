@@ -1,4 +1,4 @@
-//! The `split` section of a `rtlab run --split` run ([`crate::split::SplitRun`]) in every
+//! The `split` section of a `rtlab run --split` run ([`rtlab_results::split::SplitRun`]) in every
 //! format: a "Kernel split" statement (backend, why it was chosen, its measured overhead,
 //! events decoded and lost), the coverage per thread with the medians of the three parts, and
 //! the explained spikes with their causes. The tables serve Markdown, CSV, the JSON report and
@@ -12,15 +12,16 @@
 use super::{headers, new_table, push_row, Cell, Table};
 use crate::figures::{Figure, TableFigure};
 use crate::html::escape;
-use crate::model::RunResult;
-use crate::report_set::ReportSet;
-use crate::split::{
-    cause_label, cause_text, cause_words, part_medians, share_text, unsplit_words, ExplainedSpike, SplitCoverage,
-    SplitRun, CAUSE_KINDS, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
-};
-use crate::terminal::{capitalised, text_table, thousands};
+use crate::split::{cause_label, cause_text, cause_words, part_medians, share_text, CAUSE_KINDS};
+use crate::terminal::{capitalised, text_table};
 use rtlab_analysis::units::format_us;
-use rtlab_probe::split::CauseKind;
+use rtlab_analysis::units::thousands;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportSet;
+use rtlab_results::split::CauseKind;
+use rtlab_results::split::{
+    unsplit_words, ExplainedSpike, SplitCoverage, SplitRun, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
+};
 use std::fmt::Write;
 
 /// Id prefixes of the tables (with `-<run label>` when a report has several runs).
@@ -544,8 +545,8 @@ pub fn report_figures(set: &ReportSet) -> Vec<TableFigure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtlab_probe::split::Cause;
-    use rtlab_probe::traced::SplitCounts;
+    use rtlab_results::split::Cause;
+    use rtlab_results::split::SplitCounts;
 
     fn coverage(probe: &str) -> SplitCoverage {
         SplitCoverage {
@@ -619,8 +620,8 @@ mod tests {
             probe: "timer".into(),
             cpu: 0,
             at_s: Some(1.0),
-            explanation: rtlab_probe::split::Explanation {
-                sample: rtlab_probe::split::WakeSample { cpu: 0, due_ns: 0, wake_ns: 3 },
+            explanation: rtlab_results::split::Explanation {
+                sample: rtlab_results::split::WakeSample { cpu: 0, due_ns: 0, wake_ns: 3 },
                 latency_ns: 3,
                 parts: None,
                 causes,

@@ -6,9 +6,9 @@
 
 use super::{headers, new_table, push_row, title_of, Cell, Table};
 use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail};
-use crate::report_set::ReportSet;
 use crate::ReportError;
 use rtlab_analysis::evt::{Diagnostic, TailFit, TailModel};
+use rtlab_results::set::ReportSet;
 
 /// Ids of the tail section's tables start with this (the HTML report gathers them there).
 pub const TABLE_PREFIX: &str = "pwcet-";

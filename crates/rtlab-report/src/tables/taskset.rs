@@ -6,10 +6,11 @@
 //! conclusion on the deadline misses ([`conclusion`]).
 
 use super::{headers, new_table, push_row, Cell, Table};
-use crate::model::RunResult;
-use crate::report_set::ReportSet;
-use crate::taskset_run::TasksetRun;
-use crate::terminal::{capitalised, conclusion_prefix, text_table, thousands};
+use crate::terminal::{capitalised, conclusion_prefix, text_table};
+use rtlab_analysis::units::thousands;
+use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportSet;
+use rtlab_results::taskset::TasksetRun;
 
 /// Id prefix of the tables: `taskset-<scenario>` (with the run's label before the scenario
 /// when a report has several runs).
@@ -182,10 +183,10 @@ pub fn conclusion(run: &RunResult) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report_set::SourcedRun;
-    use crate::taskset_run::example_run;
+    use crate::taskset_example::example_run;
     use crate::terminal::TerminalSummary;
     use crate::Exporter;
+    use rtlab_results::set::SourcedRun;
 
     fn set_of(runs: Vec<RunResult>) -> ReportSet {
         ReportSet {
@@ -286,7 +287,7 @@ mod tests {
 
     #[test]
     fn markdown_report_of_a_task_set_run() {
-        use crate::report_set::ReportExporter;
+        use crate::ReportExporter;
         let text = crate::markdown::MarkdownReport.render(&set_of(vec![example_run()])).unwrap();
         let start = text.find("Task set example").expect("the table is in the report");
         let table: String = text[start..].lines().take_while(|l| !l.starts_with("## ")).collect::<Vec<_>>().join("\n");

@@ -10,8 +10,8 @@
 #![allow(dead_code)]
 
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_probe::Detail;
-use rtlab_report::model::{Measurement, RunResult};
+use rtlab_results::run::Detail;
+use rtlab_results::run::{Measurement, RunResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -347,9 +347,9 @@ pub fn sleep_measurement(
 /// where the timer slack shows in every sample.
 pub fn sleep_other_run() -> RunResult {
     let mut run = only(derived_probes_run(), &["sleep"], "sleep-other");
-    run.realtime.policy = rtlab_sys::sched::Policy::Other;
+    run.realtime.policy = rtlab_results::host::Policy::Other;
     run.realtime.priority = 0;
-    run.experiment.policy = rtlab_sys::sched::Policy::Other;
+    run.experiment.policy = rtlab_results::host::Policy::Other;
     let max_ns = run.experiment.histogram_max_ns;
     let mut rng = Rng::new(0x51EE9);
     for m in &mut run.measurements {

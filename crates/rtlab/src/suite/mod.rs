@@ -144,7 +144,7 @@ pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow
         ReportFormat::Md => {
             let text = rtlab_report::suite_report::markdown(&suites)?;
             match &args.output {
-                Some(path) => rtlab_report::model::write_atomically(path, text.as_bytes())
+                Some(path) => rtlab_results::run::write_atomically(path, text.as_bytes())
                     .map_err(|e| usage(format!("--output: cannot write the report: {e}")))?,
                 None => crate::print(&text)?,
             }
@@ -160,7 +160,7 @@ pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow
             let page_dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
             let prefixes: Vec<String> = suites.iter().map(|s| link_prefix(&page_dir, &s.dir)).collect();
             let html = rtlab_report::suite_report::html(&suites, &prefixes)?;
-            rtlab_report::model::write_atomically(&path, html.as_bytes()).map_err(|e| {
+            rtlab_results::run::write_atomically(&path, html.as_bytes()).map_err(|e| {
                 crate::errors::output_error(args.output.is_some(), format!("cannot write the report: {e}"))
             })?;
             let mut text = rtlab_report::suite_report::terminal_text(&suites)?;

@@ -11,13 +11,13 @@ use crate::cli::{RunArgs, SuiteArgs};
 use crate::errors::{self, exit_code_of, usage, EXIT_INTERRUPTED, EXIT_NOT_MET, EXIT_OK, EXIT_USAGE};
 use crate::experiment::{check_label, label_from, RunPlan};
 use anyhow::Context;
-use rtlab_report::model::RunResult;
+use rtlab_analysis::units::thousands;
 use rtlab_report::suite::{
     measure_table, ConditionRecord, ConditionRun, ConditionStatus, LoadedSuite, SuiteRecord, SUITE_SCHEMA,
 };
-use rtlab_report::terminal::thousands;
-use rtlab_report::verdict::Verdict;
-use rtlab_sys::sysinfo::SystemInfo;
+use rtlab_results::host::SystemInfo;
+use rtlab_results::run::RunResult;
+use rtlab_results::verdict::Verdict;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -182,7 +182,7 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         .map_err(anyhow::Error::from)
         .and_then(|html| {
             let path = dir.join("report.html");
-            rtlab_report::model::write_atomically(&path, html.as_bytes())?;
+            rtlab_results::run::write_atomically(&path, html.as_bytes())?;
             Ok(path)
         });
     if !args.quiet {
@@ -312,7 +312,7 @@ fn machine_line(host: &SystemInfo) -> String {
 /// periods 100 µs, 1 ms", "sleep 50 ms" (the interval means nothing to the latter two).
 fn probe_summary(plan: &RunPlan, probe: crate::probe_plan::ProbeChoice) -> String {
     use crate::probe_plan::ProbeChoice;
-    use rtlab_report::terminal::format_period;
+    use rtlab_analysis::units::format_period;
     let settings = &plan.probe_settings;
     let rates = |rates: &[f64]| rates.iter().map(|r| format!("{} Hz", format_rate(*r))).collect::<Vec<_>>().join(", ");
     match probe {

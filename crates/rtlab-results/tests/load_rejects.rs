@@ -1,13 +1,13 @@
-//! RunResult::load refuses damaged or foreign files with ReportError::Invalid, naming the
+//! RunResult::load refuses damaged or foreign files with ResultsError::Invalid, naming the
 //! file and the problem (a later `report` or `compare` must never work on a broken result).
 
-use rtlab_report::model::RunResult;
-use rtlab_report::ReportError;
+use rtlab_results::run::RunResult;
+use rtlab_results::ResultsError;
 use serde_json::Value;
 use std::path::Path;
 
 fn fixture_text() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simulated-2cpu.run.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtlab-report/tests/fixtures/simulated-2cpu.run.json");
     std::fs::read_to_string(path).unwrap()
 }
 
@@ -23,16 +23,16 @@ fn rejected(text: &str) -> String {
     std::fs::write(&path, text).unwrap();
     match RunResult::load(&path) {
         Ok(_) => panic!("a damaged run.json was accepted"),
-        Err(ReportError::Invalid { path: shown, reason }) => {
+        Err(ResultsError::Invalid { path: shown, reason }) => {
             assert_eq!(shown, path.display().to_string(), "the error names the file");
             // Also through the directory.
             match RunResult::load(dir.path()) {
-                Err(ReportError::Invalid { reason: again, .. }) => assert_eq!(again, reason),
+                Err(ResultsError::Invalid { reason: again, .. }) => assert_eq!(again, reason),
                 other => panic!("loading the directory gave {other:?}"),
             }
             reason
         }
-        Err(other) => panic!("expected ReportError::Invalid, got {other:?}"),
+        Err(other) => panic!("expected ResultsError::Invalid, got {other:?}"),
     }
 }
 
@@ -48,8 +48,10 @@ fn assert_names(reason: &str, needles: &[&str]) {
 
 #[test]
 fn the_fixture_itself_loads() {
-    let run = RunResult::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simulated-2cpu.run.json"))
-        .expect("the fixture loads");
+    let run = RunResult::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtlab-report/tests/fixtures/simulated-2cpu.run.json"),
+    )
+    .expect("the fixture loads");
     assert_eq!(run.measurements.len(), 4);
 }
 
@@ -176,7 +178,7 @@ fn wrong_type() {
 fn missing_file_is_invalid_input() {
     let dir = tempfile::tempdir().unwrap();
     match RunResult::load(&dir.path().join("nothing-here")) {
-        Err(ReportError::Invalid { path, reason }) => {
+        Err(ResultsError::Invalid { path, reason }) => {
             assert!(path.contains("nothing-here"));
             assert!(reason.contains("cannot read"), "{reason}");
         }
@@ -184,7 +186,7 @@ fn missing_file_is_invalid_input() {
     }
     // A directory without a run.json.
     match RunResult::load(dir.path()) {
-        Err(ReportError::Invalid { path, .. }) => assert!(path.ends_with("run.json"), "{path}"),
+        Err(ResultsError::Invalid { path, .. }) => assert!(path.ends_with("run.json"), "{path}"),
         other => panic!("expected Invalid, got {other:?}"),
     }
 }

@@ -1,7 +1,7 @@
 //! What `rtlab report` and `rtlab compare` work on: one or more saved runs, each of whose
 //! scenarios is a *configuration* (a column in the tables, a curve in the figures).
 
-use crate::model::{RunResult, Scenario};
+use crate::run::{RunResult, Scenario};
 use crate::verdict::Verdict;
 
 /// The runs of a report, in the order given, with where each came from.
@@ -120,9 +120,4 @@ pub fn run_warnings(run: &RunResult, prefixed: bool, codes: Option<&[&str]>) -> 
         out.push(format!("{who}{}", d.message));
     }
     out
-}
-
-/// A whole-report output format (HTML, Markdown, CSV, JSON): renders a [`ReportSet`].
-pub trait ReportExporter {
-    fn render(&self, set: &ReportSet) -> Result<String, crate::ReportError>;
 }

@@ -1,14 +1,14 @@
 //! run.json: the saved result of a run. Documented in docs/run-json.md.
 
-use crate::ReportError;
+use crate::activity::Activity;
+use crate::host::{Distortion, Policy, SystemInfo};
+use crate::ResultsError;
 use rtlab_analysis::{HistogramEncoding, LatencyHistogram, Moments, Summary};
-use rtlab_sys::activity::Activity;
-use rtlab_sys::sched::Policy;
-use rtlab_sys::sysinfo::{Distortion, SystemInfo};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
 
+/// The run.json schema this crate reads and writes.
 pub const SCHEMA: &str = "rtlab.run/1";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,7 +45,7 @@ pub struct RunResult {
     /// Set by `rtlab run --taskset`: the task set, its analysis and per task the measured
     /// response times and deadline misses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub taskset: Option<crate::taskset_run::TasksetRun>,
+    pub taskset: Option<crate::taskset::TasksetRun>,
     /// Set by `rtlab run --split`: the tracing backend, how the samples were split and the
     /// explained spikes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,7 +176,7 @@ pub struct Scenario {
     /// As asked: a preset ("akamina"), a load spec, or loads joined with "+".
     pub name: String,
     /// One entry per load, with its resolved parameters and achieved intensity.
-    pub loads: Vec<rtlab_load::LoadReport>,
+    pub loads: Vec<crate::load::LoadReport>,
     /// Set when a load stopped working before the measurement ended (it died, or its
     /// program exited): this scenario's measurements were not taken under the full load.
     pub load_failure: Option<String>,
@@ -239,7 +239,7 @@ pub struct Measurement {
     /// `requested_ns` (sleep), `trigger_cpu`, `timestamping` (net), `burst_switches`,
     /// `burst_total_ns`, `burst_per_switch_ns` (switch), ... (docs/run-json.md).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub details: std::collections::BTreeMap<String, rtlab_probe::Detail>,
+    pub details: std::collections::BTreeMap<String, Detail>,
     /// Every sample in order, for probes that keep them (`sleep`, for per-sample plots).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence_ns: Option<Vec<i64>>,
@@ -267,7 +267,7 @@ impl ImportInfo {
         }
         if !self.bounded.is_empty() {
             let width =
-                self.bucket_ns.map_or_else(|| "bucket".to_string(), |w| crate::terminal::format_period(w as i64));
+                self.bucket_ns.map_or_else(|| "bucket".to_string(), |w| rtlab_analysis::units::format_period(w as i64));
             lines.push(format!(
                 "Bounded by the source's {width} histogram buckets (the true value lies between the figure shown and \
                  {width} above it): {}.",
@@ -286,16 +286,53 @@ impl ImportInfo {
     }
 }
 
+/// A probe-specific fact about a measurement, kept in run.json beside its statistics
+/// (`period_ns` of a jitter period, `rate_hz` of a sweep step, a switch burst's total).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Detail {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+/// An integer detail (`period_ns`, `requested_ns`, `burst_switches`); a float one is
+/// rounded.
+pub fn detail_i64(m: &Measurement, key: &str) -> Option<i64> {
+    match m.details.get(key)? {
+        Detail::Int(v) => Some(*v),
+        Detail::Float(v) if v.is_finite() => Some(v.round() as i64),
+        _ => None,
+    }
+}
+
+/// A numeric detail (`rate_hz`, `burst_per_switch_ns`).
+pub fn detail_f64(m: &Measurement, key: &str) -> Option<f64> {
+    match m.details.get(key)? {
+        Detail::Int(v) => Some(*v as f64),
+        Detail::Float(v) => Some(*v),
+        Detail::Text(_) => None,
+    }
+}
+
+/// A text detail (`stimulus`, `mechanism`, `timestamping`).
+pub fn detail_text<'a>(m: &'a Measurement, key: &str) -> Option<&'a str> {
+    match m.details.get(key)? {
+        Detail::Text(v) => Some(v),
+        _ => None,
+    }
+}
+
 fn one_second() -> u64 {
     1
 }
 
 impl RunResult {
     /// Reads and checks a run.json (or a results directory holding one).
-    pub fn load(path: &Path) -> Result<RunResult, ReportError> {
+    pub fn load(path: &Path) -> Result<RunResult, ResultsError> {
         let file = if path.is_dir() { path.join("run.json") } else { path.to_path_buf() };
         let shown = file.display().to_string();
-        let invalid = |reason: String| ReportError::Invalid { path: shown.clone(), reason };
+        let invalid = |reason: String| ResultsError::Invalid { path: shown.clone(), reason };
         let text = std::fs::read_to_string(&file).map_err(|e| invalid(format!("cannot read it ({e})")))?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON ({e})")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
@@ -345,9 +382,9 @@ impl RunResult {
     }
 
     /// Writes run.json atomically: temporary file, fsync, rename, fsync of the directory.
-    pub fn save(&self, dir: &Path) -> Result<std::path::PathBuf, ReportError> {
+    pub fn save(&self, dir: &Path) -> Result<std::path::PathBuf, ResultsError> {
         let path = dir.join("run.json");
-        let text = serde_json::to_string_pretty(self).map_err(|e| ReportError::Encode(e.to_string()))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| ResultsError::Encode(e.to_string()))?;
         write_atomically(&path, text.as_bytes())?;
         Ok(path)
     }
@@ -389,9 +426,9 @@ pub fn results_dir(result: &Path) -> std::path::PathBuf {
 }
 
 /// Temporary file + fsync + rename + directory fsync.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
     let shown = path.display().to_string();
-    let io = |source| ReportError::Io { path: shown.clone(), source };
+    let io = |source| ResultsError::Io { path: shown.clone(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));

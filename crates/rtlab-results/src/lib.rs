@@ -1,0 +1,52 @@
+//! rtlab-results: the results contract. Every later command (`report`, `compare`, `check`,
+//! the importers and exporters) starts from these types, never from live state, and this
+//! crate depends on nothing that measures: a tool that only reads run.json compiles the
+//! statistics (`rtlab-analysis`) and this, not the probes or loads.
+//!
+//! Main types:
+//! - [`run::RunResult`]: run.json (`"schema": "rtlab.run/1"`, docs/run-json.md), loaded with
+//!   validation ([`run::RunResult::load`]) and written atomically ([`run::RunResult::save`]);
+//!   its parts [`run::Measurement`] (one metric of one probe thread) and [`run::Scenario`].
+//! - [`host::SystemInfo`], [`host::Distortion`], [`host::Policy`]: the host as `rtlab-sys`
+//!   read it; [`activity::Activity`]: what the system did during a window.
+//! - [`load::LoadReport`]: what a load achieved; [`split::SplitRun`]: the split section and
+//!   the explained spikes; [`taskset::TasksetRun`]: a task set run for real;
+//!   [`verdict::Verdict`]: the judgement against the requirements.
+//! - [`raw::RawReader`]: the raw sample files of a results directory.
+//! - [`set::ReportSet`]: several saved runs as `report`/`compare` see them, each scenario a
+//!   [`set::Configuration`].
+
+pub mod activity;
+pub mod host;
+pub mod load;
+pub mod raw;
+pub mod run;
+pub mod set;
+pub mod split;
+pub mod taskset;
+pub mod verdict;
+
+use std::path::PathBuf;
+
+/// Errors of reading, checking and writing results.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a valid rtlab result: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error("cannot encode output: {0}")]
+    Encode(String),
+    #[error("raw sample file {path}: {source}")]
+    RawIo {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("raw sample file {path}: {reason}")]
+    RawFormat { path: PathBuf, reason: String },
+}
