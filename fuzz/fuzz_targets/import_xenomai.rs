@@ -2,6 +2,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rtlab_report::import::ImportFormat;
+use rtlab_formats::import::ImportFormat;
 
 fuzz_target!(|data: &[u8]| rtlab_fuzz::harness::exercise(ImportFormat::Xenomai, data));

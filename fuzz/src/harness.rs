@@ -9,7 +9,7 @@
 //! an abort (allocation failure) or a broken invariant is a crash.
 
 use rtlab_analysis::LatencyHistogram;
-use rtlab_report::import::{
+use rtlab_formats::import::{
     import, ImportError, ImportFormat, ImportOptions, SourceFile, IMPORTED_SCENARIO, MAX_VALUE_NS,
 };
 use rtlab_report::Exporter;

@@ -7,8 +7,8 @@
 //! the HTML renderer measurable on its own, see bench/report-speed.)
 
 use rtlab_report::html::HtmlReport;
-use rtlab_report::ReportExporter;
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 use std::process::ExitCode;

@@ -15,7 +15,7 @@
 
 use crate::tables::report_tables;
 use crate::ReportError;
-use crate::ReportExporter;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 
 #[derive(Debug, Default)]
@@ -42,6 +42,8 @@ fn record(fields: &[String]) -> String {
 }
 
 impl ReportExporter for CsvReport {
+    type Error = ReportError;
+
     fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
         let mut out = String::new();
         for (i, table) in report_tables(set)?.iter().enumerate() {

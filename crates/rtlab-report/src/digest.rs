@@ -5,7 +5,7 @@
 use crate::ReportError;
 use rtlab_analysis::exceedance::Exceedance;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::run::{detail_f64, detail_i64, Measurement, RunResult};
 use serde::Serialize;
 
 /// Akamina et al.'s criterion: activation latency under 5 % of the control period.
@@ -233,10 +233,59 @@ fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {
     }
 }
 
+/// What a probe varies between its steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// The task period of the `jitter` probe, ns: detail `period_ns`, else `interval_ns`.
+    Period,
+    /// The stimulus rate of the `sweep` probe, Hz: detail `rate_hz`, else 1e9 / `interval_ns`.
+    Rate,
+}
+
+impl Setting {
+    /// The setting `m` was measured at (ns for a period, Hz for a rate).
+    pub fn of(self, m: &Measurement) -> f64 {
+        match self {
+            Setting::Period => detail_i64(m, "period_ns").map(|p| p as f64).unwrap_or(m.interval_ns as f64),
+            Setting::Rate => detail_f64(m, "rate_hz").unwrap_or(1e9 / m.interval_ns.max(1) as f64),
+        }
+    }
+
+    /// The setting as people read it: a period in µs ("300", "1000"), a rate in Hz ("500",
+    /// "12.5").
+    pub fn label(self, value: f64) -> String {
+        let value = match self {
+            Setting::Period => value / 1e3,
+            Setting::Rate => value,
+        };
+        let text = format!("{value:.1}");
+        text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
+    }
+
+    /// The raw value for CSV: a period in ns, a rate in Hz.
+    pub fn raw(self, value: f64) -> String {
+        match self {
+            Setting::Period => format!("{value:.0}"),
+            Setting::Rate => value.to_string(),
+        }
+    }
+
+    /// Column header: "period (µs)", "rate (Hz)".
+    pub fn header(self) -> &'static str {
+        match self {
+            Setting::Period => "period (µs)",
+            Setting::Rate => "rate (Hz)",
+        }
+    }
+
+    /// Whether `a` and `b` are the same step (rates within a millihertz).
+    pub(crate) fn same(self, a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-3
+    }
+}
+
 /// "300 µs" for a jitter period, "500 Hz" for a sweep rate.
 fn step_of(m: &Measurement) -> Option<String> {
-    use crate::per_setting::Setting;
-    use rtlab_results::run::{detail_f64, detail_i64};
     if let Some(period) = detail_i64(m, "period_ns") {
         return Some(rtlab_analysis::units::format_period(period));
     }
@@ -268,7 +317,7 @@ pub struct Combined {
 
 /// Merges the histograms and moments of `measurements` (one metric, several CPUs).
 pub fn combine(measurements: &[&Measurement]) -> Result<Combined, ReportError> {
-    let mut histogram: Option<LatencyHistogram> = None;
+    let histogram = rtlab_results::run::merged_histogram(measurements)?;
     let mut moments = Moments::new();
     let mut row = MetricRow {
         cpu: None,
@@ -281,11 +330,6 @@ pub fn combine(measurements: &[&Measurement]) -> Result<Combined, ReportError> {
         step: None,
     };
     for m in measurements {
-        let h = LatencyHistogram::decode(&m.histogram)?;
-        match histogram.as_mut() {
-            Some(all) => all.merge(&h)?,
-            None => histogram = Some(h),
-        }
         moments.merge(&m.moments);
         row.count += m.count;
         row.cycles += m.cycles;

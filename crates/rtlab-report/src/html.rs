@@ -6,12 +6,13 @@
 use crate::digest::{MetricRow, RunDigest};
 use crate::figures::{self, palette, Figure, MetricFigures, TableFigure};
 use crate::tables::{self, Table};
-use crate::terminal::metric_title;
+use crate::text::escape;
+use crate::text::metric_title;
 use crate::ReportError;
-use crate::ReportExporter;
 use rtlab_analysis::units::thousands;
 use rtlab_analysis::units::{format_us, format_us_f};
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{Configuration, ReportSet};
 use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
@@ -19,22 +20,6 @@ use std::fmt::Write;
 /// The HTML report of a [`ReportSet`].
 #[derive(Debug, Default)]
 pub struct HtmlReport;
-
-/// Text for HTML: `&`, `<`, `>`, quotes escaped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
-}
 
 /// The report's style sheet (also the suite report's).
 pub const CSS: &str = r#"
@@ -83,6 +68,8 @@ footer { margin-top: 48px; color: var(--muted); font-size: 0.85rem; }
 "#;
 
 impl ReportExporter for HtmlReport {
+    type Error = ReportError;
+
     fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
         let configurations = set.configurations();
         let digests: Vec<RunDigest> = set.runs.iter().map(|r| RunDigest::of(&r.run)).collect::<Result<_, _>>()?;

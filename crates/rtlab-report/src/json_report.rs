@@ -3,8 +3,8 @@
 
 use crate::tables::{report_tables, Table};
 use crate::ReportError;
-use crate::ReportExporter;
 use rtlab_results::host::PreemptionModel;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 use rtlab_results::verdict::Verdict;
 use serde::Serialize;
@@ -43,6 +43,8 @@ struct ConfigurationEntry<'a> {
 }
 
 impl ReportExporter for JsonReport {
+    type Error = ReportError;
+
     fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
         let configurations = set.configurations();
         let doc = ReportDocument {

@@ -20,18 +20,15 @@
 
 pub mod csv_report;
 pub mod digest;
-pub mod export;
 pub mod figures;
 pub mod host;
 pub mod html;
-pub mod import;
 pub mod json;
 pub mod json_report;
 pub mod markdown;
 pub mod per_setting;
 pub mod png;
 pub mod pwcet;
-pub mod raw_csv;
 pub mod split;
 pub mod suite;
 pub mod suite_report;
@@ -39,6 +36,7 @@ pub mod tables;
 #[cfg(test)]
 mod taskset_example;
 pub mod terminal;
+pub mod text;
 pub mod verdict;
 
 /// Errors of reading, checking and writing results.
@@ -63,9 +61,6 @@ pub enum ReportError {
     Raw(rtlab_results::ResultsError),
     #[error("cannot encode output: {0}")]
     Encode(String),
-    /// An imported file is not what `--from` says, or is damaged (exit 2).
-    #[error(transparent)]
-    Import(#[from] import::ImportError),
     /// The host lacks something an output needs (a font for PNG figures).
     #[error("{0}")]
     Environment(String),
@@ -75,11 +70,6 @@ pub enum ReportError {
 /// output can be regenerated later from run.json.
 pub trait Exporter {
     fn export(&self, run: &rtlab_results::run::RunResult) -> Result<String, ReportError>;
-}
-
-/// A whole-report output format (HTML, Markdown, CSV, JSON): renders a [`ReportSet`].
-pub trait ReportExporter {
-    fn render(&self, set: &rtlab_results::set::ReportSet) -> Result<String, ReportError>;
 }
 
 /// Results errors keep their kind: an unreadable file is an I/O error, a damaged one

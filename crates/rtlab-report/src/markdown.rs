@@ -3,7 +3,7 @@
 
 use crate::tables::{report_tables, Table};
 use crate::ReportError;
-use crate::ReportExporter;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 use std::fmt::Write;
 
@@ -54,6 +54,8 @@ fn table(out: &mut String, table: &Table) {
 }
 
 impl ReportExporter for MarkdownReport {
+    type Error = ReportError;
+
     fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
         let tables = report_tables(set)?;
         let mut out = String::from("# rtlab report\n");

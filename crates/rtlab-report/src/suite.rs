@@ -9,7 +9,7 @@
 //! conditions' runs ([`measure_table`]). Rendering is in [`crate::suite_report`].
 
 use crate::digest::combine;
-use crate::per_setting::Setting;
+use crate::digest::Setting;
 use crate::ReportError;
 use rtlab_analysis::requirement::main_metric_of;
 use rtlab_analysis::units::{format_us, parse_time_ns};

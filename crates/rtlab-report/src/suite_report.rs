@@ -4,11 +4,13 @@
 //! and a self-contained HTML page (the style of [`crate::html`]).
 
 use crate::figures::{self, Figure};
-use crate::html::{escape, short_time, CSS};
+use crate::html::{short_time, CSS};
 use crate::markdown::escape as md;
 use crate::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
+use crate::tables::text_table;
 use crate::tables::Table;
-use crate::terminal::{capitalised, text_table};
+use crate::text::capitalised;
+use crate::text::escape;
 use crate::ReportError;
 use rtlab_analysis::curve::fixed_bins;
 use rtlab_analysis::units::thousands;

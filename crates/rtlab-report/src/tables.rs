@@ -6,7 +6,7 @@
 
 use crate::digest::{combine, Combined};
 use crate::host::{preemption_name, yes};
-use crate::terminal::{format_amount, format_rate, metric_title, policy_name, top_rates};
+use crate::text::{format_amount, format_rate, metric_title, policy_name, top_rates};
 use rtlab_analysis::compare::{bootstrap_quantile, difference, Change, QuantileReplicates, CONFIDENCE, REPLICATES};
 use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_period, thousands};
@@ -16,6 +16,7 @@ use rtlab_results::run::Measurement;
 use rtlab_results::set::{Configuration, ReportSet};
 use rtlab_results::verdict::Verdict;
 use serde::Serialize;
+use std::fmt::Write;
 
 pub mod probes;
 pub mod split;
@@ -672,6 +673,70 @@ fn environment_table(set: &ReportSet) -> Table {
 
 fn list(cpus: &[usize]) -> String {
     cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// A [`Table`] as aligned text: the title (and its source), the header, the rows (the first
+/// column left-aligned, the others right-aligned), then the notes.
+pub fn text_table(table: &Table) -> String {
+    // A long text cell (a warning) would push every other column off the screen: cut it;
+    // the full text is printed under "Warnings".
+    const MAX_CELL: usize = 40;
+    let cut = |cell: &String| cut_cell(cell, MAX_CELL);
+    let mut widths: Vec<usize> = table.columns.iter().map(|c| cut(c).chars().count()).collect();
+    for row in &table.rows {
+        for (i, cell) in row.iter().enumerate() {
+            let n = cut(cell).chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(n),
+                None => widths.push(n),
+            }
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut text = String::from(" ");
+        for (i, cell) in cells.iter().map(cut).enumerate() {
+            let pad = " ".repeat(widths[i].saturating_sub(cell.chars().count()));
+            if i == 0 {
+                let _ = write!(text, " {cell}{pad}");
+            } else {
+                let _ = write!(text, "  {pad}{cell}");
+            }
+        }
+        text.trim_end().to_string() + "\n"
+    };
+    let mut out = table.title.clone();
+    if let Some(source) = &table.source {
+        let _ = write!(out, " (after {source})");
+    }
+    out.push('\n');
+    out.push_str(&line(&table.columns));
+    for row in &table.rows {
+        out.push_str(&line(row));
+    }
+    for note in &table.notes {
+        let _ = writeln!(out, "  {note}");
+    }
+    out
+}
+
+/// `cell` in at most `max` characters: cut with "…", keeping a short closing "(...)" suffix
+/// whole, since it says whose value a column holds ("(paper)", "(stock)").
+pub(crate) fn cut_cell(cell: &str, max: usize) -> String {
+    if cell.chars().count() <= max {
+        return cell.to_string();
+    }
+    let suffix = cell
+        .strip_suffix(')')
+        .and_then(|c| c.rfind(" ("))
+        .and_then(|at| cell.get(at..))
+        .filter(|s| s.chars().count() <= max / 2);
+    match suffix {
+        Some(suffix) => {
+            let head = cell.chars().take(max.saturating_sub(suffix.chars().count() + 1)).collect::<String>();
+            format!("{}…{suffix}", head.trim_end())
+        }
+        None => cell.chars().take(max.saturating_sub(1)).collect::<String>() + "…",
+    }
 }
 
 #[cfg(test)]

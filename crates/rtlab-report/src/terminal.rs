@@ -1,7 +1,8 @@
 //! The terminal summary printed at the end of `rtlab run`.
 
 use crate::digest::{MetricRow, RunDigest, LATENCY_SHARE_OF_PERIOD};
-use crate::tables::Table;
+use crate::tables::text_table;
+use crate::text::{conclusion_prefix, format_amount, format_rate, metric_title, policy_name, top_rates};
 use crate::{Exporter, ReportError};
 use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
@@ -13,68 +14,6 @@ use std::fmt::Write;
 /// Tables per metric (per CPU and all CPUs), the exceedance statement, the environment
 /// warnings and the conclusion line.
 pub struct TerminalSummary;
-
-/// Human title of a metric. The jitter and sweep probes' metrics merge their periods or
-/// rates (the tables per period and per rate keep them apart), so their titles say so.
-pub fn metric_title(metric: &str) -> String {
-    let title = match metric {
-        "timer.latency" => "Timer latency",
-        "timer.jitter" => "Period jitter",
-        "timer.irq" => "Interrupt latency (timer expiry to IRQ handler)",
-        "timer.sched" => "Scheduling part (IRQ handler to thread switched in)",
-        "timer.return" => "Return to user space (switch-in to user timestamp)",
-        "net.wakeup" => "Wake-up (kernel receive to sched_waking)",
-        "net.sched" => "Scheduling part (wake-up to receiver switched in)",
-        "net.return" => "Return to user space (switch-in to receive timestamp)",
-        "jitter.jitter" => "Period jitter (all periods)",
-        "jitter.latency" => "Wake-up latency (all periods)",
-        "sleep.overshoot" => "Sleep overshoot",
-        "net.activation" => "Net activation latency",
-        "net.delivery" => "Net delivery latency",
-        "net.latency" => "Net send-to-task latency",
-        "switch.futex" => "Switch time (futex)",
-        "switch.sem" => "Switch time (semaphore)",
-        "sweep.latency" => "Sweep latency (all rates)",
-        "sweep.delivery" => "Sweep delivery latency (all rates)",
-        "sweep.activation" => "Sweep activation latency (all rates)",
-        other => {
-            if let Some(task) = other.strip_prefix("taskset.").and_then(|m| m.strip_suffix(".response")) {
-                return format!("Response time of task {task}");
-            }
-            return match other.strip_suffix(".latency").filter(|probe| probe.starts_with("ipc:")) {
-                Some(probe) => format!("{probe} wake-up latency"),
-                None => other.to_string(),
-            };
-        }
-    };
-    title.to_string()
-}
-
-/// How a run's conclusion opens: "Conclusion", qualified when its results are not real-time
-/// or the run was interrupted.
-pub(crate) fn conclusion_prefix(run: &RunResult) -> &'static str {
-    match (run.realtime.real_time_results, run.interrupted) {
-        (false, _) => "Conclusion (not real-time results)",
-        (true, true) => "Conclusion (interrupted run)",
-        (true, false) => "Conclusion",
-    }
-}
-
-/// `text` with its first letter in upper case: a phrase opening a sentence.
-pub(crate) fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
-}
-
-/// The scheduling the sampling threads had: "SCHED_FIFO 95", "SCHED_OTHER".
-pub fn policy_name(run: &RunResult) -> String {
-    let p = &run.realtime;
-    if p.policy.is_realtime() {
-        format!("{} {}", p.policy.kernel_name(), p.priority)
-    } else {
-        p.policy.kernel_name().to_string()
-    }
-}
 
 const COLUMNS: [&str; 12] =
     ["count", "overruns", "lost", "min", "mean", "stddev", "p50", "p99", "p99.9", "p99.99", "p99.999", "max"];
@@ -102,30 +41,6 @@ fn table_row(out: &mut String, row: &MetricRow) {
         None => out.push_str("   (no samples)"),
     }
     out.push('\n');
-}
-
-/// "950", "12.3k", "1.20M": a rate for people.
-pub fn format_rate(per_s: f64) -> String {
-    if per_s >= 1e6 {
-        format!("{:.2}M", per_s / 1e6)
-    } else if per_s >= 1e4 {
-        format!("{:.0}k", per_s / 1e3)
-    } else if per_s >= 1e3 {
-        format!("{:.1}k", per_s / 1e3)
-    } else {
-        format!("{per_s:.0}")
-    }
-}
-
-/// "12.5" or "180k": a figure of achieved load.
-pub fn format_amount(value: f64) -> String {
-    if value.abs() >= 1e4 {
-        format_rate(value)
-    } else if value.abs() >= 100.0 || value == value.trunc() {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.2}")
-    }
 }
 
 fn metric_table(out: &mut String, metric: &crate::digest::MetricDigest) {
@@ -164,24 +79,6 @@ fn loads_lines(out: &mut String, scenario: &Scenario) {
             let _ = writeln!(out, "  !! {} stopped early: {why}", load.name);
         }
     }
-}
-
-/// The three busiest lines of `rates` for people: "IRQ 24 95k/s, LOC 2.4k/s" (numeric
-/// interrupt lines get an "IRQ " prefix when `irq_prefix`).
-pub fn top_rates(rates: &[rtlab_results::activity::IrqRate], irq_prefix: bool) -> String {
-    rates
-        .iter()
-        .take(3)
-        .map(|r| {
-            let id = if irq_prefix && r.irq.chars().all(|c| c.is_ascii_digit()) {
-                format!("IRQ {}", r.irq)
-            } else {
-                r.irq.clone()
-            };
-            format!("{id} {}/s", format_rate(r.per_s))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// One line of system activity: the busiest interrupt and softirq lines, context switches
@@ -455,73 +352,10 @@ pub fn verdict_text(verdict: &Verdict) -> String {
     out
 }
 
-/// `cell` in at most `max` characters: cut with "…", keeping a short closing "(...)" suffix
-/// whole, since it says whose value a column holds ("(paper)", "(stock)").
-fn cut_cell(cell: &str, max: usize) -> String {
-    if cell.chars().count() <= max {
-        return cell.to_string();
-    }
-    let suffix = cell
-        .strip_suffix(')')
-        .and_then(|c| c.rfind(" ("))
-        .and_then(|at| cell.get(at..))
-        .filter(|s| s.chars().count() <= max / 2);
-    match suffix {
-        Some(suffix) => {
-            let head = cell.chars().take(max.saturating_sub(suffix.chars().count() + 1)).collect::<String>();
-            format!("{}…{suffix}", head.trim_end())
-        }
-        None => cell.chars().take(max.saturating_sub(1)).collect::<String>() + "…",
-    }
-}
-
-/// A [`Table`] as aligned text: the title (and its source), the header, the rows (the first
-/// column left-aligned, the others right-aligned), then the notes.
-pub fn text_table(table: &Table) -> String {
-    // A long text cell (a warning) would push every other column off the screen: cut it;
-    // the full text is printed under "Warnings".
-    const MAX_CELL: usize = 40;
-    let cut = |cell: &String| cut_cell(cell, MAX_CELL);
-    let mut widths: Vec<usize> = table.columns.iter().map(|c| cut(c).chars().count()).collect();
-    for row in &table.rows {
-        for (i, cell) in row.iter().enumerate() {
-            let n = cut(cell).chars().count();
-            match widths.get_mut(i) {
-                Some(w) => *w = (*w).max(n),
-                None => widths.push(n),
-            }
-        }
-    }
-    let line = |cells: &[String]| {
-        let mut text = String::from(" ");
-        for (i, cell) in cells.iter().map(cut).enumerate() {
-            let pad = " ".repeat(widths[i].saturating_sub(cell.chars().count()));
-            if i == 0 {
-                let _ = write!(text, " {cell}{pad}");
-            } else {
-                let _ = write!(text, "  {pad}{cell}");
-            }
-        }
-        text.trim_end().to_string() + "\n"
-    };
-    let mut out = table.title.clone();
-    if let Some(source) = &table.source {
-        let _ = write!(out, " (after {source})");
-    }
-    out.push('\n');
-    out.push_str(&line(&table.columns));
-    for row in &table.rows {
-        out.push_str(&line(row));
-    }
-    for note in &table.notes {
-        let _ = writeln!(out, "  {note}");
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tables::cut_cell;
 
     #[test]
     fn number_formats() {

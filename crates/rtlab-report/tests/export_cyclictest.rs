@@ -5,11 +5,11 @@
 //! imported one with odd JSON.
 
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_report::export::cyclictest::{CyclictestHist, CyclictestJson};
-use rtlab_report::export::Selection;
-use rtlab_report::import::{import, ImportFormat, ImportOptions, SourceFile};
-use rtlab_report::ReportExporter;
+use rtlab_formats::export::cyclictest::{CyclictestHist, CyclictestJson};
+use rtlab_formats::export::Selection;
+use rtlab_formats::import::{import, ImportFormat, ImportOptions, SourceFile};
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 

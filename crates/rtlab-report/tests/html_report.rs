@@ -8,9 +8,9 @@ mod common;
 use rtlab_analysis::requirement::parse_requirement;
 use rtlab_report::html::HtmlReport;
 use rtlab_report::verdict::judge;
-use rtlab_report::ReportExporter;
 use rtlab_results::raw::{header, RawSample};
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::{Path, PathBuf};
 

@@ -5,8 +5,8 @@
 //! thread's count, min and max must equal them exactly, the mean cyclictest's rounding.
 //! Then bad input: each refusal names the file and line; and no input makes it panic.
 
-use rtlab_report::import::cyclictest::{HISTOGRAM_LIMIT_DETAIL, OVERFLOW_CYCLES_DETAIL, OVERFLOW_UNLISTED_DETAIL};
-use rtlab_report::import::{build_run, cyclictest, import, ImportFormat, ImportOptions, SourceFile, SourceUnit};
+use rtlab_formats::import::cyclictest::{HISTOGRAM_LIMIT_DETAIL, OVERFLOW_CYCLES_DETAIL, OVERFLOW_UNLISTED_DETAIL};
+use rtlab_formats::import::{build_run, cyclictest, import, ImportFormat, ImportOptions, SourceFile, SourceUnit};
 use rtlab_results::host::Policy;
 use rtlab_results::run::Detail;
 use rtlab_results::run::{Measurement, RunResult};

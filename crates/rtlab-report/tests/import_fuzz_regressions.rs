@@ -17,7 +17,7 @@
 #[path = "../../../fuzz/src/harness.rs"]
 mod harness;
 
-use rtlab_report::import::{ImportError, ImportFormat, SourceFile};
+use rtlab_formats::import::{ImportError, ImportFormat, SourceFile};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -160,8 +160,8 @@ fn the_harness_rejects_a_badly_formed_error() {
 /// kind of series, overflows, extremes at the value limit) pass its checks.
 #[test]
 fn the_harness_accepts_well_formed_runs() {
-    use rtlab_report::import::{build_run, ImportOptions, ParsedSource, Series, SeriesData, SourceHistogram};
-    use rtlab_report::import::{ImportFormat::*, MAX_VALUE_NS};
+    use rtlab_formats::import::{build_run, ImportOptions, ParsedSource, Series, SeriesData, SourceHistogram};
+    use rtlab_formats::import::{ImportFormat::*, MAX_VALUE_NS};
     let histogram = SourceHistogram {
         width_ns: 1000,
         buckets: vec![(14_000, 3), (15_000, 0), (17_000, 2)],

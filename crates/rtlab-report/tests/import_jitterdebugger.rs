@@ -3,8 +3,8 @@
 //! README.md); the synthetic one follows their formats byte for byte. Oracles: the files'
 //! own figures, read here independently of the importer.
 
-use rtlab_report::import::jitterdebugger::{self, HISTOGRAM_CAP_NS, RECORD_BYTES};
-use rtlab_report::import::{import, ImportFormat, ImportOptions, SeriesData, SourceFile, SourceUnit};
+use rtlab_formats::import::jitterdebugger::{self, HISTOGRAM_CAP_NS, RECORD_BYTES};
+use rtlab_formats::import::{import, ImportFormat, ImportOptions, SeriesData, SourceFile, SourceUnit};
 use rtlab_results::run::RunResult;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! the kernel documentation's published examples (6.1 layout) and synthetic runs in the 6.1
 //! and 6.16 layouts. Oracles are the numbers printed in the files.
 
-use rtlab_report::import::{import, rtla, ImportFormat, ImportOptions, SeriesData, SourceFile, SourceHistogram};
+use rtlab_formats::import::{import, rtla, ImportFormat, ImportOptions, SeriesData, SourceFile, SourceHistogram};
 use rtlab_results::run::RunResult;
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! rendered from latency.c's format strings (see tests/fixtures/import/xenomai/README.md);
 //! oracles are the files' own figures, read here independently of the importer.
 
-use rtlab_report::import::{import, xenomai, ImportFormat, ImportOptions, SeriesData, SourceFile};
+use rtlab_formats::import::{import, xenomai, ImportFormat, ImportOptions, SeriesData, SourceFile};
 use rtlab_results::run::Detail;
 use rtlab_results::run::RunResult;
 use std::path::Path;

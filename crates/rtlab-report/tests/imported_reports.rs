@@ -6,8 +6,8 @@
 use rtlab_report::markdown::MarkdownReport;
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
-use rtlab_report::ReportExporter;
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 

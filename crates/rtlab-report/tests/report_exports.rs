@@ -7,8 +7,8 @@ use rtlab_report::csv_report::CsvReport;
 use rtlab_report::json_report::JsonReport;
 use rtlab_report::markdown::MarkdownReport;
 use rtlab_report::verdict::judge;
-use rtlab_report::ReportExporter;
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use std::path::Path;
 

@@ -17,8 +17,8 @@ use rtlab_report::tables::split::{COVERAGE_TABLE, EXPLANATIONS_TABLE, STATEMENT_
 use rtlab_report::tables::{report_tables, Table};
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
-use rtlab_report::ReportExporter;
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use rtlab_results::split::SplitCounts;
 use rtlab_results::split::{Cause, CauseKind, Explanation, SplitParts, Unsplit, WakeSample};
@@ -409,7 +409,7 @@ fn html_report_of_a_split_run() {
     assert_eq!(figure.matches("text-anchor=\"end\">CPU ").count(), 3, "one labelled bar per spike");
     for kind in CAUSE_KINDS {
         let words = rtlab_report::split::cause_words(kind);
-        assert!(figure.contains(&format!(">{}</text>", rtlab_report::html::escape(words))), "legend lacks {words}");
+        assert!(figure.contains(&format!(">{}</text>", rtlab_report::text::escape(words))), "legend lacks {words}");
     }
     assert!(figure.contains("softirq NET_RX 90.0 µs (29 %)"), "segments name their cause");
     insta::assert_snapshot!("split_html_sections", {

@@ -121,3 +121,11 @@ pub fn run_warnings(run: &RunResult, prefixed: bool, codes: Option<&[&str]>) -> 
     }
     out
 }
+
+/// A whole-report output format: renders a [`ReportSet`]. The reports (HTML, Markdown, CSV,
+/// JSON) are `rtlab-report`'s, the formats other tools read (cyclictest, hdr-log, JUnit,
+/// OpenMetrics) `rtlab-formats'`; each crate's exporters fail with its own error.
+pub trait ReportExporter {
+    type Error;
+    fn render(&self, set: &ReportSet) -> Result<String, Self::Error>;
+}

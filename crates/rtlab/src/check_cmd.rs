@@ -16,8 +16,8 @@ use rtlab_analysis::schedulability::{analyse, tolerated_activation_latency, Anal
 use rtlab_analysis::taskset::{TaskSet, TaskSetFormat};
 use rtlab_analysis::units::{format_period, thousands};
 use rtlab_analysis::units::{format_us, parse_time_ns};
+use rtlab_report::tables::text_table;
 use rtlab_report::tables::Table;
-use rtlab_report::terminal::text_table;
 use rtlab_results::run::{Measurement, RunResult};
 use serde::Serialize;
 use std::fmt::Write;

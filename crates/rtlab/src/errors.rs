@@ -78,8 +78,14 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
             return EXIT_ENVIRONMENT;
         }
         // A file given to `rtlab import` that is not what --from says, or is damaged.
-        if cause.is::<rtlab_report::import::ImportError>() {
+        if cause.is::<rtlab_formats::import::ImportError>() {
             return EXIT_USAGE;
+        }
+        if let Some(f) = cause.downcast_ref::<rtlab_formats::FormatError>() {
+            return match f {
+                rtlab_formats::FormatError::Io { .. } | rtlab_formats::FormatError::Encode(_) => EXIT_ENVIRONMENT,
+                _ => EXIT_USAGE,
+            };
         }
         // A result that cannot be read or written is the environment; a damaged one is bad input.
         if let Some(r) = cause.downcast_ref::<rtlab_results::ResultsError>() {

@@ -1,11 +1,11 @@
-//! `rtlab import`: reads the files, converts them (rtlab_report::import), and saves a
+//! `rtlab import`: reads the files, converts them (rtlab_formats::import), and saves a
 //! results directory like `rtlab run` does: run.json and report.html.
 
 use crate::cli::{ImportArgs, ImportFrom, UnitArg};
 use crate::errors::{environment, usage, EXIT_OK};
-use rtlab_report::import::{ImportFormat, ImportOptions, SourceFile, SourceUnit};
+use rtlab_formats::import::{ImportFormat, ImportOptions, SourceFile, SourceUnit};
 use rtlab_report::Exporter;
-use rtlab_report::ReportExporter;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::{ReportSet, SourcedRun};
 
 pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
@@ -15,7 +15,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
         ImportFrom::Jitterdebugger => ImportFormat::Jitterdebugger,
         ImportFrom::Xenomai => ImportFormat::Xenomai,
     };
-    let interval_ns = args.interval.as_deref().map(crate::experiment::parse_interval).transpose()?;
+    let interval_ns = args.interval.as_deref().map(crate::plan_values::parse_interval).transpose()?;
     if let Some(label) = &args.label {
         crate::experiment::check_label(label)?;
     }
@@ -32,7 +32,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
         let bytes = std::fs::read(path).map_err(|e| usage(format!("{}: cannot read it: {e}", path.display())))?;
         files.push(SourceFile { path: path.display().to_string(), bytes });
     }
-    let run = rtlab_report::import::import(format, &files, &options)?;
+    let run = rtlab_formats::import::import(format, &files, &options)?;
 
     let output = args.output.clone().unwrap_or_else(|| {
         std::path::PathBuf::from("results").join(format!(

@@ -8,6 +8,8 @@ mod experiment;
 mod experiment_file;
 mod import_cmd;
 mod packaging;
+mod plan_values;
+mod probe_build;
 mod probe_plan;
 mod progress;
 mod runner;
@@ -117,7 +119,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
 
 /// `rtlab report` and `rtlab compare`: saved runs -> terminal text and one report document.
 fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
-    use rtlab_report::ReportExporter;
+    use rtlab_results::set::ReportExporter;
     use rtlab_results::set::{ReportSet, SourcedRun};
     // Suite directories (suite.json) have their own report: the paper's tables.
     if args.results.iter().any(|p| rtlab_report::suite::SuiteRecord::is_suite(p)) {
@@ -136,14 +138,14 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     if args.format == ReportFormat::Png {
         return write_png_figures(args, compare, &set);
     }
-    let selection = rtlab_report::export::Selection { metric: args.metric.clone(), scenario: args.scenario.clone() };
+    let selection = rtlab_formats::export::Selection { metric: args.metric.clone(), scenario: args.scenario.clone() };
     let document = match args.format {
         ReportFormat::Html => rtlab_report::html::HtmlReport.render(&set)?,
-        ReportFormat::CyclictestHist => rtlab_report::export::cyclictest::CyclictestHist { selection }.render(&set)?,
-        ReportFormat::CyclictestJson => rtlab_report::export::cyclictest::CyclictestJson { selection }.render(&set)?,
-        ReportFormat::HdrLog => rtlab_report::export::hdr_log::HdrLog { selection }.render(&set)?,
-        ReportFormat::Junit => rtlab_report::export::junit::JunitReport.render(&set)?,
-        ReportFormat::Openmetrics => rtlab_report::export::openmetrics::OpenMetrics.render(&set)?,
+        ReportFormat::CyclictestHist => rtlab_formats::export::cyclictest::CyclictestHist { selection }.render(&set)?,
+        ReportFormat::CyclictestJson => rtlab_formats::export::cyclictest::CyclictestJson { selection }.render(&set)?,
+        ReportFormat::HdrLog => rtlab_formats::export::hdr_log::HdrLog { selection }.render(&set)?,
+        ReportFormat::Junit => rtlab_formats::export::junit::JunitReport.render(&set)?,
+        ReportFormat::Openmetrics => rtlab_formats::export::openmetrics::OpenMetrics.render(&set)?,
         ReportFormat::Md => rtlab_report::markdown::MarkdownReport.render(&set)?,
         ReportFormat::Csv => rtlab_report::csv_report::CsvReport.render(&set)?,
         ReportFormat::Json => rtlab_report::json_report::JsonReport.render(&set)?,
@@ -254,7 +256,7 @@ fn compare_text(set: &rtlab_results::set::ReportSet) -> anyhow::Result<String> {
         // The verdict is printed after the tables.
         if table.id != "verdict-checks" {
             text.push('\n');
-            text.push_str(&rtlab_report::terminal::text_table(&table));
+            text.push_str(&rtlab_report::tables::text_table(&table));
         }
     }
     let warnings = set.warnings();
@@ -316,7 +318,7 @@ fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
                 let file =
                     std::fs::File::create(&tmp).map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
                 let mut writer = std::io::BufWriter::new(file);
-                let rows = rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut writer);
+                let rows = rtlab_formats::raw_csv::export_raw_csv(&run, &dir, &mut writer);
                 drop(writer);
                 match rows {
                     Ok(rows) => {
@@ -331,8 +333,8 @@ fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
             }
             None => {
                 let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-                match rtlab_report::raw_csv::export_raw_csv(&run, &dir, &mut stdout) {
-                    Err(rtlab_report::ReportError::Io { source, .. })
+                match rtlab_formats::raw_csv::export_raw_csv(&run, &dir, &mut stdout) {
+                    Err(rtlab_formats::FormatError::Io { source, .. })
                         if source.kind() == std::io::ErrorKind::BrokenPipe => {}
                     other => {
                         other?;

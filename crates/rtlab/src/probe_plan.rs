@@ -3,22 +3,13 @@
 //! one probe, `taskset`: its file is read, checked and analysed here, before anything runs.
 
 use crate::errors::usage;
-use crate::experiment::RunPlan;
 use rtlab_analysis::schedulability::{analyse, Analysis, Overheads};
 use rtlab_analysis::taskset::{parse_taskset, TaskSet};
 use rtlab_analysis::units::parse_time_ns;
-use rtlab_probe::ipc::{IpcConfig, IpcProbe, Mechanism};
-use rtlab_probe::jitter::{JitterConfig, JitterProbe};
-use rtlab_probe::net::{NetConfig, NetProbe};
-use rtlab_probe::sleep::{SleepConfig, SleepProbe};
-use rtlab_probe::sweep::{SweepConfig, SweepProbe, SweptProbe};
-use rtlab_probe::switch::{SwitchConfig, SwitchProbe, SwitchVariant};
-use rtlab_probe::taskset::{TaskSpec, TasksetConfig, TasksetProbe};
-use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
-use rtlab_probe::{Budget, ClockKind, Probe, ProbeError, Sampling, Stimulus, ThreadSetup};
+use rtlab_probe::ipc::Mechanism;
+use rtlab_probe::taskset::TaskSpec;
 use rtlab_results::run::ProbeSettings;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// The probes `--probe` accepts, in the order of `--help`.
 pub const PROBE_NAMES: [&str; 11] = [
@@ -96,7 +87,7 @@ pub struct ResolvedProbes {
 fn parse_periods(text: &str) -> anyhow::Result<Vec<u64>> {
     let mut periods = Vec::new();
     for item in text.split(',').map(str::trim) {
-        let ns = crate::experiment::parse_interval(item).map_err(|e| usage(format!("--periods {text:?}: {e}")))?;
+        let ns = crate::plan_values::parse_interval(item).map_err(|e| usage(format!("--periods {text:?}: {e}")))?;
         if ns < 10_000 {
             return Err(usage(format!("--periods {text:?}: {item} is shorter than 10us")));
         }
@@ -326,7 +317,7 @@ pub fn resolve_taskset(args: &crate::cli::RunArgs, online: &[usize]) -> anyhow::
     let analysis = analyse(&set, Overheads::default());
     let (cpu, cpu_note) = match args.cpus.as_deref() {
         Some(text) => {
-            let cpus = crate::experiment::resolve_cpus("--cpus", Some(text), online)?;
+            let cpus = crate::plan_values::resolve_cpus("--cpus", Some(text), online)?;
             let note = if cpus.len() > 1 { " (the first of --cpus: the analysis is for one CPU)" } else { "" };
             (cpus[0], note)
         }
@@ -341,7 +332,7 @@ pub fn resolve_taskset(args: &crate::cli::RunArgs, online: &[usize]) -> anyhow::
             "Priorities {}; assigned priorities count down from {} (below rtlab's measuring threads at {}).",
             analysis.order_rule,
             rtlab_analysis::schedulability::ASSIGNED_TOP_PRIORITY,
-            crate::experiment::DEFAULT_PRIORITY
+            crate::plan_values::DEFAULT_PRIORITY
         ),
         "Each job was busy for C of its thread's own CPU time (CLOCK_THREAD_CPUTIME_ID): time spent preempted is not execution.".into(),
         "The analysed R charges no platform overheads (activation latency 0, task-switch time 0): it is the set's own \
@@ -356,159 +347,6 @@ pub fn resolve_taskset(args: &crate::cli::RunArgs, online: &[usize]) -> anyhow::
         ));
     }
     Ok(Some(TasksetPlan { file: shown, set, analysis, cpu, notes }))
-}
-
-/// What a probe is built with in one scenario.
-pub struct BuildContext {
-    pub setup: ThreadSetup,
-    pub raw_dir: Option<PathBuf>,
-    pub clock: ClockKind,
-    /// With `--split`: where the kernel trace of this probe is spooled.
-    pub trace_dir: Option<PathBuf>,
-}
-
-/// Each probe's budget in a scenario: with `--samples`, that many per thread; with a
-/// duration, the time-bounded probes share it equally; `sleep` without an explicit
-/// duration takes its paper's 1000 samples and leaves the duration to the others.
-pub fn budget_of(plan: &RunPlan, probe: ProbeChoice) -> Budget {
-    if let Some(n) = plan.samples {
-        return Budget::Samples(n);
-    }
-    let duration = plan.duration_ns.unwrap_or(crate::experiment::DEFAULT_DURATION_NS);
-    if probe == ProbeChoice::Sleep && !plan.duration_explicit {
-        return Budget::Samples(rtlab_probe::sleep::DEFAULT_SAMPLES);
-    }
-    let sharing = plan.probes.iter().filter(|p| plan.duration_explicit || **p != ProbeChoice::Sleep).count();
-    Budget::Duration { ns: duration / sharing.max(1) as u64 }
-}
-
-/// Expected wall time of one probe, for the progress display.
-pub fn expected_ns(plan: &RunPlan, probe: ProbeChoice) -> u64 {
-    match budget_of(plan, probe) {
-        Budget::Duration { ns } => ns,
-        Budget::Samples(n) => {
-            let s = &plan.probe_settings;
-            let period = match probe {
-                ProbeChoice::Timer => plan.interval_ns,
-                ProbeChoice::Jitter => s.periods_ns.iter().sum::<u64>(),
-                ProbeChoice::Sleep => s.sleep_ns,
-                ProbeChoice::Sweep => s.sweep_rates_hz.iter().map(|r| (1e9 / r) as u64).sum(),
-                ProbeChoice::Taskset => {
-                    plan.taskset.as_ref().and_then(|t| t.analysis.tasks.iter().map(|t| t.period_ns).max()).unwrap_or(0)
-                }
-                other => (1e9 / s.rates_hz.get(other.name()).copied().unwrap_or(1_000.0)) as u64,
-            };
-            n.saturating_mul(period)
-        }
-    }
-}
-
-/// Builds one probe: everything its threads touch is allocated here, and its mechanism is
-/// set up (a missing one fails here, before sampling).
-pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Result<Box<dyn Probe>, ProbeError> {
-    let s = &plan.probe_settings;
-    let budget = budget_of(plan, probe);
-    let sampling = |budget: Budget| Sampling {
-        budget,
-        histogram_max_ns: plan.histogram_max_ns,
-        raw_dir: context.raw_dir.clone(),
-        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
-        setup: context.setup,
-    };
-    let trigger_setup = ThreadSetup {
-        priority: if context.setup.policy.is_realtime() { s.trigger_priority } else { 0 },
-        ..context.setup
-    };
-    let stimulus = |name: &str, same_cpu: bool| Stimulus {
-        receiver_cpu: s.receiver_cpu,
-        trigger_cpu: if same_cpu { s.receiver_cpu } else { s.trigger_cpu },
-        rate_hz: s.rates_hz.get(name).copied().unwrap_or(1_000.0),
-        trigger_setup,
-    };
-    let net = |budget: Budget| NetConfig {
-        stimulus: stimulus("net", false),
-        sampling: sampling(budget),
-        bind: s.bind.as_ref().and_then(|b| b.parse().ok()),
-        interface: s.interface.clone(),
-        name: "net",
-    };
-    let ipc = |m: Mechanism, budget: Budget| IpcConfig {
-        mechanism: m,
-        stimulus: stimulus(m.probe_name(), false),
-        sampling: sampling(budget),
-        name: m.probe_name(),
-    };
-    let timer = |name: &'static str, interval_ns: u64, budget: Budget| TimerConfig {
-        cpus: plan.cpus.clone(),
-        interval_ns,
-        warmup: plan.warmup,
-        end: match budget {
-            Budget::Samples(n) => EndCondition::Samples(n),
-            Budget::Duration { .. } => EndCondition::Cycles(budget.cycles(interval_ns)),
-        },
-        histogram_max_ns: plan.histogram_max_ns,
-        raw_dir: context.raw_dir.clone(),
-        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
-        clock: context.clock,
-        setup: context.setup,
-        name,
-    };
-    Ok(match probe {
-        ProbeChoice::Timer => Box::new(TimerProbe::new(timer("timer", plan.interval_ns, budget))?),
-        ProbeChoice::Jitter => Box::new(JitterProbe::new(JitterConfig {
-            periods_ns: s.periods_ns.clone(),
-            budget,
-            timer: timer("jitter", s.periods_ns[0], budget),
-        })?),
-        ProbeChoice::Sleep => {
-            let mut sampling = sampling(budget);
-            // Dankwardt's comparison: an ordinary task keeps the default timer slack, which
-            // is what `--policy other` asks to see (a refused SCHED_FIFO still gets 1 ns).
-            if plan.policy == rtlab_results::host::Policy::Other {
-                sampling.setup.timer_slack_ns = None;
-            }
-            Box::new(SleepProbe::new(SleepConfig {
-                cpu: s.receiver_cpu,
-                request_ns: s.sleep_ns,
-                sampling,
-                discard: s.sleep_discarded,
-            })?)
-        }
-        ProbeChoice::Net => Box::new(NetProbe::new(net(budget))?),
-        ProbeChoice::Ipc(m) => Box::new(IpcProbe::new(ipc(m, budget))?),
-        ProbeChoice::Switch => Box::new(SwitchProbe::new(SwitchConfig {
-            stimulus: stimulus("switch", true),
-            sampling: sampling(budget),
-            variants: vec![SwitchVariant::Futex, SwitchVariant::Semaphore],
-            burst_switches: rtlab_probe::switch::DEFAULT_BURST_SWITCHES,
-        })?),
-        ProbeChoice::Sweep => {
-            let swept = match ProbeChoice::parse(&s.sweep_of) {
-                Some(ProbeChoice::Ipc(m)) => SweptProbe::Ipc(ipc(m, budget)),
-                _ => SweptProbe::Net(net(budget)),
-            };
-            Box::new(SweepProbe::new(SweepConfig { rates_hz: s.sweep_rates_hz.clone(), budget, swept })?)
-        }
-        ProbeChoice::Taskset => {
-            let taskset = plan
-                .taskset
-                .as_ref()
-                .ok_or_else(|| ProbeError::Config("no task set was given (--taskset FILE)".into()))?;
-            let Budget::Duration { ns: window_ns } = budget else {
-                return Err(ProbeError::Config("a task set runs for a duration, not a sample count".into()));
-            };
-            Box::new(TasksetProbe::new(TasksetConfig {
-                tasks: taskset.task_specs(),
-                cpu: taskset.cpu,
-                window_ns,
-                histogram_max_ns: plan.histogram_max_ns,
-                raw_dir: context.raw_dir.clone(),
-                raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
-                clock: context.clock,
-                setup: context.setup,
-            })?)
-        }
-    })
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 
 use crate::errors::{environment, usage};
 use crate::experiment::{RunPlan, ScenarioPlan};
-use crate::probe_plan::{self, BuildContext, ProbeChoice};
+use crate::probe_build;
+use crate::probe_build::BuildContext;
+use crate::probe_plan::ProbeChoice;
 use crate::progress::{self, Progress};
 use anyhow::Context;
 use rtlab_analysis::Summary;
@@ -166,7 +168,7 @@ pub fn run(
     for &probe in &plan.probes {
         let clock = if simulated { ClockKind::Simulated { seed: 0 } } else { ClockKind::Monotonic };
         let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None };
-        drop(probe_plan::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
+        drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
     let split_backend = if plan.split { Some(crate::split_run::choose_backend()?) } else { None };
     prepare_output_dir(&plan.output)?;
@@ -290,7 +292,7 @@ pub fn run(
 
 /// report.html of a finished run, in its results directory.
 fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBuf, String> {
-    use rtlab_report::ReportExporter;
+    use rtlab_results::set::ReportExporter;
     use rtlab_results::set::{ReportSet, SourcedRun};
     let set = ReportSet {
         runs: vec![SourcedRun { source: dir.display().to_string(), run: result.clone() }],
@@ -469,7 +471,7 @@ fn measure_probe(
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<(ProbeOutput, f64, Option<rtlab_sys::tracefs::TraceCapture>)> {
     let simulated = plan.simulate.is_some();
-    let probe: Box<dyn Probe> = probe_plan::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
+    let probe: Box<dyn Probe> = probe_build::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
     let live = probe.live();
     // Tracing starts after the probe is built (its allocations are not traced) and stops
     // when it has joined; the session's guard removes its tracefs instance on every path.
@@ -483,7 +485,7 @@ fn measure_probe(
         .name("rtlab-probe".into())
         .spawn(move || (probe.run(driver_stop), Instant::now()))
         .context("cannot start the probe thread")?;
-    let mut progress = Progress::new(plan, live, simulated, title.to_string(), probe_plan::expected_ns(plan, choice));
+    let mut progress = Progress::new(plan, live, simulated, title.to_string(), probe_build::expected_ns(plan, choice));
     while !driver.is_finished() {
         progress.tick(started.elapsed());
         if let (Some(h), None) = (host.as_mut(), &scenario.load_failure) {

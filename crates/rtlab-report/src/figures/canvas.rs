@@ -59,7 +59,7 @@ pub fn svg_sized(width: u32, height: u32, label: &str, draw: impl FnOnce(&Area) 
     Ok(format!(
         "<svg class=\"rtlab-svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" \
          aria-label=\"{label}\"><title>{label}</title>\n{body}",
-        label = crate::html::escape(label)
+        label = crate::text::escape(label)
     ))
 }
 

@@ -31,10 +31,11 @@ mod per_step;
 mod tail;
 mod timeseries;
 
+use crate::digest::Setting;
 use crate::digest::{combine, Combined};
-use crate::per_setting::{in_measured_order, metric_window_s, steps, Setting};
-use crate::tables::probes::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
-use crate::terminal::metric_title;
+use crate::per_setting::{in_measured_order, metric_window_s, steps};
+use crate::per_setting::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
+use crate::text::metric_title;
 use crate::ReportError;
 use plotters::style::RGBColor;
 use rtlab_analysis::curve::CumulativeCurve;

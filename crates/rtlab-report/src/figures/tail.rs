@@ -9,7 +9,7 @@ use super::canvas::{self, legend, legend_height, text_line, Area, Drawn, LegendI
 use super::palette::{self, INK};
 use super::{requirement_label, requirement_short, slug, Figure};
 use crate::pwcet::{fit_name, format_probability, MetricTail, TailAnalysis};
-use crate::terminal::metric_title;
+use crate::text::metric_title;
 use plotters::style::RGBColor;
 use rtlab_analysis::requirement::Statistic;
 

@@ -11,8 +11,10 @@
 
 use super::{headers, new_table, percentile_cell, push_row, Cell, Column, Table};
 use crate::digest::combine;
-use crate::per_setting::{steps, Setting, Step};
-use crate::terminal::policy_name;
+use crate::digest::Setting;
+use crate::per_setting::{steps, Step};
+use crate::per_setting::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
+use crate::text::policy_name;
 use crate::ReportError;
 use rtlab_analysis::units::format_period;
 use rtlab_results::run::{detail_f64, detail_i64, detail_text};
@@ -24,14 +26,6 @@ const DODIU_3: &str = "Dodiu et al., Table 3; RTAI switches";
 const DANKWARDT: &str = "Dankwardt, sleep benchmark";
 const REGNIER_1: &str = "Regnier et al., Table 1";
 const RT_TESTS: &str = "rt-tests pmqtest, ptsematest, sigwaittest";
-
-/// The jitter probe's main metric, tabulated per period.
-pub const JITTER_METRIC: &str = "jitter.jitter";
-/// The sweep probe's main metric, tabulated per stimulus rate.
-pub const SWEEP_METRIC: &str = "sweep.latency";
-/// Ids of the tables that get a chart beside them in the HTML report.
-pub const JITTER_TABLE: &str = "jitter-per-period";
-pub const SWEEP_TABLE: &str = "sweep-per-rate";
 
 /// The net probe's metrics in the order of the event: send, kernel receive, task running.
 const NET_METRICS: [(&str, &str); 3] = [

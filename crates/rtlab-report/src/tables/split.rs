@@ -11,9 +11,10 @@
 
 use super::{headers, new_table, push_row, Cell, Table};
 use crate::figures::{Figure, TableFigure};
-use crate::html::escape;
 use crate::split::{cause_label, cause_text, cause_words, part_medians, share_text, CAUSE_KINDS};
-use crate::terminal::{capitalised, text_table};
+use crate::tables::text_table;
+use crate::text::capitalised;
+use crate::text::escape;
 use rtlab_analysis::units::format_us;
 use rtlab_analysis::units::thousands;
 use rtlab_results::run::RunResult;

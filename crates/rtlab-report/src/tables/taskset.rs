@@ -6,7 +6,8 @@
 //! conclusion on the deadline misses ([`conclusion`]).
 
 use super::{headers, new_table, push_row, Cell, Table};
-use crate::terminal::{capitalised, conclusion_prefix, text_table};
+use crate::tables::text_table;
+use crate::text::{capitalised, conclusion_prefix};
 use rtlab_analysis::units::thousands;
 use rtlab_results::run::RunResult;
 use rtlab_results::set::ReportSet;
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn markdown_report_of_a_task_set_run() {
-        use crate::ReportExporter;
+        use rtlab_results::set::ReportExporter;
         let text = crate::markdown::MarkdownReport.render(&set_of(vec![example_run()])).unwrap();
         let start = text.find("Task set example").expect("the table is in the report");
         let table: String = text[start..].lines().take_while(|l| !l.starts_with("## ")).collect::<Vec<_>>().join("\n");

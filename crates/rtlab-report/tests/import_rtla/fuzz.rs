@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use rtlab_report::import::{rtla, ImportFormat, ImportOptions, SourceFile};
+use rtlab_formats::import::{rtla, ImportFormat, ImportOptions, SourceFile};
 use std::path::Path;
 
 pub struct Rng(u64);
@@ -73,15 +73,15 @@ fn check(format: ImportFormat, files: &[SourceFile], tried: usize, full_every: u
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let parsed = match format {
             ImportFormat::Rtla => rtla::parse(files, &options),
-            ImportFormat::Jitterdebugger => rtlab_report::import::jitterdebugger::parse(files, &options),
-            ImportFormat::Xenomai => rtlab_report::import::xenomai::parse(files, &options),
-            ImportFormat::Cyclictest => rtlab_report::import::cyclictest::parse(files, &options),
+            ImportFormat::Jitterdebugger => rtlab_formats::import::jitterdebugger::parse(files, &options),
+            ImportFormat::Xenomai => rtlab_formats::import::xenomai::parse(files, &options),
+            ImportFormat::Cyclictest => rtlab_formats::import::cyclictest::parse(files, &options),
         };
         match parsed {
             Ok(parsed) if tried.is_multiple_of(full_every) => {
-                rtlab_report::import::build_run(format, files, parsed, &options)
+                rtlab_formats::import::build_run(format, files, parsed, &options)
                     .map(Some)
-                    .map_err(|why| rtlab_report::import::ImportError::whole(&files[0].path, why))
+                    .map_err(|why| rtlab_formats::import::ImportError::whole(&files[0].path, why))
             }
             Ok(_) => Ok(None),
             Err(error) => Err(error),

@@ -275,7 +275,7 @@ impl SuiteFile {
         let online = rtlab_sys::sched::online_cpus().unwrap_or_else(|_| vec![0]);
         let plan = RunPlan::from_args(&one, &online, "suite", chrono::Local::now())
             .map_err(|e| e.context(format!("condition {:?}{}", c.name, mode_suffix(mode))))?;
-        let per_scenario: u64 = plan.probes.iter().map(|&p| crate::probe_plan::expected_ns(&plan, p)).sum();
+        let per_scenario: u64 = plan.probes.iter().map(|&p| crate::probe_build::expected_ns(&plan, p)).sum();
         let loaded =
             scenarios.iter().filter(|s| args.presets.get(**s).map(String::as_str).unwrap_or(s) != "idle").count();
         Ok(per_scenario.saturating_mul(scenarios.len() as u64).saturating_add(plan.settle_ns * loaded as u64))

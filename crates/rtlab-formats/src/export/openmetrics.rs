@@ -13,10 +13,10 @@
 //! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_measured_seconds`,
 //!   `rtlab_requirement_bound_seconds` per requirement and configuration, and `rtlab_verdict_met`.
 
-use crate::ReportError;
-use crate::ReportExporter;
+use crate::FormatError;
 use rtlab_analysis::LatencyHistogram;
 use rtlab_results::run::Measurement;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 use rtlab_results::verdict::Verdict;
 use std::collections::HashSet;
@@ -30,7 +30,9 @@ pub struct OpenMetrics;
 const FIRST_RUNG_NS: i64 = 100;
 
 impl ReportExporter for OpenMetrics {
-    fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
+    type Error = FormatError;
+
+    fn render(&self, set: &ReportSet) -> Result<String, FormatError> {
         let series = all_series(set)?;
         let ladder = bucket_ladder(series.iter().filter_map(|s| s.measurement.moments.max()).max());
         let mut out = String::new();
@@ -59,7 +61,7 @@ struct Series<'a> {
     histogram: LatencyHistogram,
 }
 
-fn all_series(set: &ReportSet) -> Result<Vec<Series<'_>>, ReportError> {
+fn all_series(set: &ReportSet) -> Result<Vec<Series<'_>>, FormatError> {
     let names = run_names(set);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -73,7 +75,7 @@ fn all_series(set: &ReportSet) -> Result<Vec<Series<'_>>, ReportError> {
                 ("thread", &m.thread),
             ]);
             if !seen.insert(labels.clone()) {
-                return Err(ReportError::Invalid {
+                return Err(FormatError::Invalid {
                     path: sourced.source.clone(),
                     reason: format!(
                         "two measurements of {} in scenario {:?} on CPU {} share the thread name {:?}",

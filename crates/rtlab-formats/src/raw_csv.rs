@@ -1,6 +1,6 @@
 //! Raw sample files to CSV: one row per sample, columns named with their units.
 
-use crate::ReportError;
+use crate::FormatError;
 use rtlab_results::raw::RawReader;
 use rtlab_results::run::RunResult;
 use std::io::Write;
@@ -10,15 +10,15 @@ pub const HEADER: &str = "probe,metric,cpu,expected_ns,value_ns,overrun";
 
 /// Writes every raw sample of `run` (stored under `dir`) as CSV; returns the rows written.
 /// Fails when the run has no raw samples, naming the option that records them.
-pub fn export_raw_csv(run: &RunResult, dir: &Path, out: &mut dyn Write) -> Result<u64, ReportError> {
+pub fn export_raw_csv(run: &RunResult, dir: &Path, out: &mut dyn Write) -> Result<u64, FormatError> {
     let with_raw: Vec<_> = run.measurements.iter().filter(|m| m.raw_file.is_some()).collect();
     if with_raw.is_empty() {
-        return Err(ReportError::Invalid {
+        return Err(FormatError::Invalid {
             path: dir.display().to_string(),
             reason: "this run has no raw samples (record them with `rtlab run --raw`)".into(),
         });
     }
-    let io = |source| ReportError::Io { path: "<output>".into(), source };
+    let io = |source| FormatError::Io { path: "<output>".into(), source };
     writeln!(out, "{HEADER}").map_err(io)?;
     let mut rows = 0u64;
     for m in with_raw {
@@ -41,7 +41,7 @@ pub fn export_raw_csv(run: &RunResult, dir: &Path, out: &mut dyn Write) -> Resul
         }
         if let Some(expected) = m.raw_samples {
             if expected != in_file {
-                return Err(ReportError::Invalid {
+                return Err(FormatError::Invalid {
                     path: file.display().to_string(),
                     reason: format!("holds {in_file} samples but run.json records {expected}"),
                 });

@@ -10,13 +10,13 @@
 //! `-outputValueUnitRatio` are both 1e6).
 
 use super::Selected;
-use crate::digest::combine;
-use crate::ReportError;
-use crate::ReportExporter;
+use crate::FormatError;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use rtlab_analysis::LatencyHistogram;
+use rtlab_results::run::merged_histogram;
 use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 use std::time::{Duration, SystemTime};
 
@@ -34,15 +34,17 @@ pub struct HdrLog {
 }
 
 impl ReportExporter for HdrLog {
-    fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
+    type Error = FormatError;
+
+    fn render(&self, set: &ReportSet) -> Result<String, FormatError> {
         let selected = self.selection.select(set, "hdr-log")?;
         write_log(&selected)
     }
 }
 
-fn write_log(selected: &Selected) -> Result<String, ReportError> {
+fn write_log(selected: &Selected) -> Result<String, FormatError> {
     let run = selected.run;
-    let invalid = |reason: String| ReportError::Usage { what: "--format hdr-log".into(), reason };
+    let invalid = |reason: String| FormatError::Usage { what: "--format hdr-log".into(), reason };
     let scenario = run
         .scenario(&selected.scenario)
         .ok_or_else(|| invalid(format!("no scenario {:?} in the run", selected.scenario)))?;
@@ -53,7 +55,7 @@ fn write_log(selected: &Selected) -> Result<String, ReportError> {
     })?;
     let start = run_start(run);
 
-    let combined = match combine(&selected.threads)?.histogram {
+    let combined = match merged_histogram(&selected.threads)? {
         Some(h) => h,
         // No threads at all: still a valid log, with an empty interval.
         None => LatencyHistogram::new(run.experiment.histogram_max_ns)?,
@@ -62,7 +64,7 @@ fn write_log(selected: &Selected) -> Result<String, ReportError> {
         .threads
         .iter()
         .map(|m| Ok((thread_tag(m, &selected.threads), LatencyHistogram::decode(&m.histogram)?)))
-        .collect::<Result<_, ReportError>>()?;
+        .collect::<Result<_, FormatError>>()?;
 
     let mut builder = IntervalLogWriterBuilder::new();
     builder.add_comment(&format!("[Histogram log format version {LOG_FORMAT_VERSION}]"));
@@ -77,7 +79,7 @@ fn write_log(selected: &Selected) -> Result<String, ReportError> {
     let mut bytes = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     {
-        let encode = |e: String| ReportError::Encode(format!("HDR interval log: {e}"));
+        let encode = |e: String| FormatError::Encode(format!("HDR interval log: {e}"));
         let mut log = builder.begin_log_with(&mut bytes, &mut serializer).map_err(|e| encode(e.to_string()))?;
         let intervals = std::iter::once((None, &combined)).chain(threads.iter().map(|(tag, h)| (Some(tag), h)));
         for (tag, histogram) in intervals {
@@ -88,7 +90,7 @@ fn write_log(selected: &Selected) -> Result<String, ReportError> {
             log.write_histogram(histogram.hdr(), offset, length, tag).map_err(|e| encode(e.to_string()))?;
         }
     }
-    let text = String::from_utf8(bytes).map_err(|e| ReportError::Encode(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| FormatError::Encode(e.to_string()))?;
     Ok(with_legend(text))
 }
 

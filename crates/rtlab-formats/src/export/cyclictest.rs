@@ -14,12 +14,12 @@ use crate::import::cyclictest::{
     rfc3339_to_cyclictest, HISTOGRAM_LIMIT_DETAIL, HIST_MAX, NUMA_NODE_DETAIL, OVERFLOW_CYCLES_DETAIL,
     OVERFLOW_UNLISTED_DETAIL, RETURN_CODE_DETAIL, SOURCE_CYCLES_DETAIL,
 };
-use crate::ReportError;
-use crate::ReportExporter;
+use crate::FormatError;
 use rtlab_analysis::LatencyHistogram;
 use rtlab_results::host::PreemptionModel;
 use rtlab_results::run::Detail;
 use rtlab_results::run::Measurement;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -55,11 +55,13 @@ struct Thread<'a> {
 }
 
 impl ReportExporter for CyclictestHist {
-    fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
+    type Error = FormatError;
+
+    fn render(&self, set: &ReportSet) -> Result<String, FormatError> {
         let selected = self.selection.select(set, "cyclictest-hist")?;
         let (size, threads) = threads(&selected)?;
         if let Some(t) = threads.iter().find(|t| !t.has_histogram && t.cycles > 0) {
-            return Err(ReportError::Invalid {
+            return Err(FormatError::Invalid {
                 path: "--format cyclictest-hist".into(),
                 reason: format!(
                     "thread {} has only min, avg and max (imported without a histogram): use --format cyclictest-json",
@@ -110,7 +112,9 @@ impl ReportExporter for CyclictestHist {
 }
 
 impl ReportExporter for CyclictestJson {
-    fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
+    type Error = FormatError;
+
+    fn render(&self, set: &ReportSet) -> Result<String, FormatError> {
         let selected = self.selection.select(set, "cyclictest-json")?;
         let (_, threads) = threads(&selected)?;
         let run = selected.run;
@@ -207,7 +211,7 @@ fn overflow_cycles(t: &Thread) -> (Vec<u64>, u64) {
 /// The selected threads in cyclictest's order (by thread number when named "T:N") and
 /// the histogram size in 1 µs buckets: the source's when imported from cyclictest,
 /// otherwise up to the largest sample (at most cyclictest's HIST_MAX).
-fn threads<'a>(selected: &Selected<'a>) -> Result<(u64, Vec<Thread<'a>>), ReportError> {
+fn threads<'a>(selected: &Selected<'a>) -> Result<(u64, Vec<Thread<'a>>), FormatError> {
     let mut measurements = selected.threads.clone();
     let numbers: Vec<Option<u64>> =
         measurements.iter().map(|m| m.thread.strip_prefix("T:").and_then(|n| n.parse().ok())).collect();
@@ -228,7 +232,7 @@ fn threads<'a>(selected: &Selected<'a>) -> Result<(u64, Vec<Thread<'a>>), Report
     let mut threads = Vec::new();
     for m in measurements {
         let histogram = LatencyHistogram::decode(&m.histogram)
-            .map_err(|e| ReportError::Invalid { path: format!("measurement {}", m.thread), reason: e.to_string() })?;
+            .map_err(|e| FormatError::Invalid { path: format!("measurement {}", m.thread), reason: e.to_string() })?;
         let mut buckets = BTreeMap::new();
         let (mut bucket_total, mut overflows) = (0u64, 0u64);
         for (value, count) in histogram.buckets() {

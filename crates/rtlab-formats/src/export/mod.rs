@@ -12,12 +12,9 @@ pub mod hdr_log;
 pub mod junit;
 pub mod openmetrics;
 
-use crate::ReportError;
+use crate::FormatError;
 use rtlab_results::run::{Measurement, RunResult};
 use rtlab_results::set::ReportSet;
-
-#[allow(unused_imports)]
-pub use crate::ReportExporter;
 
 /// `--metric` and `--scenario` of `rtlab report`: which measurements a single-metric format
 /// exports. None = the only one there is (the main metric of the first probe for metrics).
@@ -39,8 +36,8 @@ pub struct Selected<'a> {
 impl Selection {
     /// The measurements a single-metric format exports, or a usage error naming the
     /// choices when the set is ambiguous (several runs, scenarios or metrics).
-    pub fn select<'a>(&self, set: &'a ReportSet, format: &str) -> Result<Selected<'a>, ReportError> {
-        let invalid = |reason: String| ReportError::Usage { what: format!("--format {format}"), reason };
+    pub fn select<'a>(&self, set: &'a ReportSet, format: &str) -> Result<Selected<'a>, FormatError> {
+        let invalid = |reason: String| FormatError::Usage { what: format!("--format {format}"), reason };
         let [sourced] = &set.runs[..] else {
             return Err(invalid(format!("describes one run; {} were given", set.runs.len())));
         };

@@ -9,10 +9,10 @@
 //! evaluate fails the verdict, and a skipped test would show green.
 
 use super::hdr_log::run_start;
-use crate::ReportError;
-use crate::ReportExporter;
+use crate::FormatError;
 use rtlab_analysis::requirement::format_bound;
 use rtlab_results::run::RunResult;
+use rtlab_results::set::ReportExporter;
 use rtlab_results::set::ReportSet;
 use rtlab_results::verdict::{Check, Verdict};
 use std::fmt::Write;
@@ -22,10 +22,12 @@ use std::fmt::Write;
 pub struct JunitReport;
 
 impl ReportExporter for JunitReport {
-    fn render(&self, set: &ReportSet) -> Result<String, ReportError> {
+    type Error = FormatError;
+
+    fn render(&self, set: &ReportSet) -> Result<String, FormatError> {
         match set.effective_verdict() {
             Some(verdict) if !verdict.checks.is_empty() => Ok(render_verdict(set, &verdict)),
-            _ => Err(ReportError::Usage {
+            _ => Err(FormatError::Usage {
                 what: "--format junit".into(),
                 reason: "junit needs requirements: give --require EXPR (e.g. --require \"timer max < 500us\"), \
                          or report a run saved with a verdict (rtlab run --require)"
