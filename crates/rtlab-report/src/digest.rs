@@ -5,7 +5,7 @@
 use crate::ReportError;
 use rtlab_analysis::exceedance::Exceedance;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_results::run::{detail_f64, detail_i64, Measurement, RunResult};
+use rtlab_results::run::{detail_f64, detail_i64, Measurement, RunResult, Setting};
 use serde::Serialize;
 
 /// Akamina et al.'s criterion: activation latency under 5 % of the control period.
@@ -230,57 +230,6 @@ fn rate(count: u64, cycles: u64, interval_ns: u64) -> f64 {
         count as f64 / window_s
     } else {
         0.0
-    }
-}
-
-/// What a probe varies between its steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Setting {
-    /// The task period of the `jitter` probe, ns: detail `period_ns`, else `interval_ns`.
-    Period,
-    /// The stimulus rate of the `sweep` probe, Hz: detail `rate_hz`, else 1e9 / `interval_ns`.
-    Rate,
-}
-
-impl Setting {
-    /// The setting `m` was measured at (ns for a period, Hz for a rate).
-    pub fn of(self, m: &Measurement) -> f64 {
-        match self {
-            Setting::Period => detail_i64(m, "period_ns").map(|p| p as f64).unwrap_or(m.interval_ns as f64),
-            Setting::Rate => detail_f64(m, "rate_hz").unwrap_or(1e9 / m.interval_ns.max(1) as f64),
-        }
-    }
-
-    /// The setting as people read it: a period in µs ("300", "1000"), a rate in Hz ("500",
-    /// "12.5").
-    pub fn label(self, value: f64) -> String {
-        let value = match self {
-            Setting::Period => value / 1e3,
-            Setting::Rate => value,
-        };
-        let text = format!("{value:.1}");
-        text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
-    }
-
-    /// The raw value for CSV: a period in ns, a rate in Hz.
-    pub fn raw(self, value: f64) -> String {
-        match self {
-            Setting::Period => format!("{value:.0}"),
-            Setting::Rate => value.to_string(),
-        }
-    }
-
-    /// Column header: "period (µs)", "rate (Hz)".
-    pub fn header(self) -> &'static str {
-        match self {
-            Setting::Period => "period (µs)",
-            Setting::Rate => "rate (Hz)",
-        }
-    }
-
-    /// Whether `a` and `b` are the same step (rates within a millihertz).
-    pub(crate) fn same(self, a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-3
     }
 }
 

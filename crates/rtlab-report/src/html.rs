@@ -128,7 +128,7 @@ fn page_title(set: &ReportSet) -> String {
 }
 
 /// "2026-11-21 05:57" from an RFC 3339 time.
-pub(crate) fn short_time(rfc3339: &str) -> String {
+pub fn short_time(rfc3339: &str) -> String {
     let t = rfc3339.replacen('T', " ", 1);
     t.get(..16).unwrap_or(&t).to_string()
 }

@@ -1,22 +1,20 @@
-//! rtlab-report: the results model and its exporters.
+//! rtlab-report: presentation only. Saved runs ([`rtlab_results`]) are digested into
+//! statistics, reduced to the papers' tables and figures as data, and rendered, in that one
+//! direction: nothing here measures or writes back into the results.
 //!
-//! Main types:
-//! - [`model::RunResult`]: the contents of run.json (`"schema": "rtlab.run/1"`), the
-//!   contract between `rtlab run` and every later command. Loaded with validation
-//!   ([`model::RunResult::load`]) and written atomically ([`model::RunResult::save`]).
-//! - [`digest::RunDigest`]: the statistics a summary shows, derived from a `RunResult`
-//!   (per CPU and all CPUs combined, exceedance interval, conclusion figures).
-//! - [`Exporter`]: one small trait, one implementation per output format
-//!   ([`terminal::TerminalSummary`], [`json::JsonSummary`]).
-//! - [`raw_csv`]: raw sample files to CSV for other tools.
-//! - [`import`]: cyclictest, rtla, jitterdebugger and Xenomai files -> `RunResult`
-//!   (marked [`model::ImportInfo`]); [`export`]: the formats other tools read (cyclictest
-//!   histogram and JSON, HdrHistogram log, JUnit, OpenMetrics).
-//! - [`report_set::ReportSet`]: the runs of `rtlab report`/`compare`; [`verdict`] judges them
-//!   against requirements, [`tables`] reduces them to the papers' tables, and the
-//!   [`report_set::ReportExporter`]s render them ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the figures.
-//! - [`pwcet`]: a metric's tail analysis (EVT) from its measurements; [`taskset_run::TasksetRun`]:
-//!   a task set run for real, measured beside its analysis.
+//! Main types, bottom to top:
+//! - [`digest::RunDigest`]: the statistics a summary shows, derived from a `RunResult` (per
+//!   CPU and all CPUs combined, exceedance interval, conclusion figures); [`per_setting`]
+//!   keeps the jitter periods and sweep rates apart; [`pwcet`] is a metric's tail analysis
+//!   (EVT); [`verdict`] judges runs against requirements (the record it makes is
+//!   `rtlab_results::verdict::Verdict`).
+//! - [`text`]: the words and numbers every renderer shares; [`host`]: the host in brief;
+//!   [`split`]: the words for the causes of a spike.
+//! - [`tables::Table`] and [`figures::Figure`]: the papers' tables and figures as data.
+//! - Renderers: [`Exporter`] for one run ([`terminal::TerminalSummary`],
+//!   [`json::JsonSummary`]); `rtlab_results::set::ReportExporter` for a set of runs
+//!   ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the
+//!   figures.
 
 pub mod csv_report;
 pub mod digest;
@@ -30,8 +28,6 @@ pub mod per_setting;
 pub mod png;
 pub mod pwcet;
 pub mod split;
-pub mod suite;
-pub mod suite_report;
 pub mod tables;
 #[cfg(test)]
 mod taskset_example;

@@ -11,7 +11,7 @@ use std::fmt::Write;
 pub struct MarkdownReport;
 
 /// Text made safe inside a GitHub table row: pipes escaped, line breaks as spaces.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 

@@ -3,8 +3,9 @@
 //! (detail `rate_hz`). The digest merges the steps into one overall distribution; the
 //! papers' tables (Dodiu et al., Tables 1 and 2) and their charts keep them apart.
 
-use crate::digest::{combine, Combined, Setting};
+use crate::digest::{combine, Combined};
 use crate::ReportError;
+use rtlab_results::run::Setting;
 use rtlab_results::run::{detail_f64, detail_i64};
 use rtlab_results::run::{Measurement, RunResult};
 

@@ -14,7 +14,11 @@
 //!   [`verdict::Verdict`]: the judgement against the requirements.
 //! - [`raw::RawReader`]: the raw sample files of a results directory.
 //! - [`set::ReportSet`]: several saved runs as `report`/`compare` see them, each scenario a
-//!   [`set::Configuration`].
+//!   [`set::Configuration`]; [`set::ReportExporter`]: the one trait of every output format
+//!   of a set of runs.
+//! - [`suite::SuiteRecord`]: suite.json (`"schema": "rtlab.suite/1"`), a suite run, with the
+//!   paper's tables as specifications ([`suite::TableSpec`], [`suite::FigureSpec`]) and this
+//!   machine's values ([`suite::SuiteTable`]).
 
 pub mod activity;
 pub mod host;
@@ -23,6 +27,7 @@ pub mod raw;
 pub mod run;
 pub mod set;
 pub mod split;
+pub mod suite;
 pub mod taskset;
 pub mod verdict;
 

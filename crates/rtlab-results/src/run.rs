@@ -326,6 +326,57 @@ pub fn detail_text<'a>(m: &'a Measurement, key: &str) -> Option<&'a str> {
     }
 }
 
+/// What a probe varies between its steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// The task period of the `jitter` probe, ns: detail `period_ns`, else `interval_ns`.
+    Period,
+    /// The stimulus rate of the `sweep` probe, Hz: detail `rate_hz`, else 1e9 / `interval_ns`.
+    Rate,
+}
+
+impl Setting {
+    /// The setting `m` was measured at (ns for a period, Hz for a rate).
+    pub fn of(self, m: &Measurement) -> f64 {
+        match self {
+            Setting::Period => detail_i64(m, "period_ns").map(|p| p as f64).unwrap_or(m.interval_ns as f64),
+            Setting::Rate => detail_f64(m, "rate_hz").unwrap_or(1e9 / m.interval_ns.max(1) as f64),
+        }
+    }
+
+    /// The setting as people read it: a period in µs ("300", "1000"), a rate in Hz ("500",
+    /// "12.5").
+    pub fn label(self, value: f64) -> String {
+        let value = match self {
+            Setting::Period => value / 1e3,
+            Setting::Rate => value,
+        };
+        let text = format!("{value:.1}");
+        text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
+    }
+
+    /// The raw value for CSV: a period in ns, a rate in Hz.
+    pub fn raw(self, value: f64) -> String {
+        match self {
+            Setting::Period => format!("{value:.0}"),
+            Setting::Rate => value.to_string(),
+        }
+    }
+
+    /// Column header: "period (µs)", "rate (Hz)".
+    pub fn header(self) -> &'static str {
+        match self {
+            Setting::Period => "period (µs)",
+            Setting::Rate => "rate (Hz)",
+        }
+    }
+
+    /// Whether `a` and `b` are the same step (rates within a millihertz).
+    pub fn same(self, a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-3
+    }
+}
+
 /// The task-set section is made from a run's measurements: here, beside the run, so that
 /// [`crate::taskset`] stays plain data.
 impl TasksetRun {

@@ -4,7 +4,6 @@
 //! (`taskset.<task>.response`), whose details carry the job counts this section collects.
 //! Documented in docs/run-json.md.
 
-use crate::run::{detail_i64, detail_text, Measurement, RunResult};
 use rtlab_analysis::schedulability::{analyse, Analysis, Overheads};
 use rtlab_analysis::taskset::TaskSet;
 use serde::{Deserialize, Serialize};
@@ -64,79 +63,6 @@ pub struct TaskResult {
 }
 
 impl TasksetRun {
-    /// The section of `run` (its scenarios and `taskset.*` measurements) for `set`, run from
-    /// `file` on `cpu` and compared with `analysis`. Tasks appear in the analysis' order
-    /// (highest priority first) within each scenario; a scenario that measured nothing (its
-    /// loads failed, an interruption) has no entries.
-    pub fn new(
-        file: String,
-        set: TaskSet,
-        cpu: usize,
-        analysis: Analysis,
-        notes: Vec<String>,
-        run: &RunResult,
-    ) -> TasksetRun {
-        let throttling = &run.host.rt_throttling;
-        let rt_throttling_share = match (throttling.enabled(), throttling.runtime_us, throttling.period_us) {
-            (true, Some(runtime), Some(period)) if period > 0 => Some(runtime as f64 / period as f64),
-            _ => None,
-        };
-        let mut section = TasksetRun { file, set, cpu, analysis, results: Vec::new(), notes, rt_throttling_share };
-        if let Some(share) = section.throttled_share() {
-            section.notes.push(format!(
-                "The set asks for {:.0} % of the CPU but the host's RT throttling lets real-time tasks use {:.0} % of each \
-                 period: once throttled, even the highest-priority task waits for the next period.",
-                section.analysis.utilization * 100.0,
-                share * 100.0
-            ));
-        }
-        for scenario in &run.scenarios {
-            let of_scenario: Vec<&Measurement> =
-                run.measurements.iter().filter(|m| m.scenario == scenario.name && m.probe == PROBE).collect();
-            for task in &section.analysis.tasks {
-                let Some(m) = of_scenario.iter().find(|m| detail_text(m, "task") == Some(task.name.as_str())) else {
-                    continue;
-                };
-                let count = |key| detail_i64(m, key).map_or(0, |v| v.max(0) as u64);
-                let worst_response_ns = m.summary.as_ref().map(|s| s.max);
-                let exceeds_analysis = match (worst_response_ns, task.response_ns) {
-                    (Some(worst), Some(r)) => worst > i64::try_from(r).unwrap_or(i64::MAX),
-                    _ => false,
-                };
-                section.results.push(TaskResult {
-                    task: task.name.clone(),
-                    scenario: scenario.name.clone(),
-                    priority: detail_i64(m, "priority").map_or(task.priority, |p| p as i32),
-                    wcet_ns: task.wcet_ns,
-                    period_ns: task.period_ns,
-                    deadline_ns: task.deadline_ns,
-                    metric: m.metric.clone(),
-                    jobs_released: count("jobs_released"),
-                    jobs_completed: count("jobs_completed"),
-                    deadline_misses: count("deadline_misses"),
-                    worst_response_ns,
-                    worst_lateness_ns: detail_i64(m, "worst_lateness_ns"),
-                    worst_wake_up_ns: detail_i64(m, "worst_wake_up_ns"),
-                    analysed_response_ns: task.response_ns,
-                    exceeds_analysis,
-                    explanation: None,
-                });
-            }
-        }
-        let explanations: Vec<Option<String>> = section
-            .results
-            .iter()
-            .map(|r| {
-                let excess = section.excess_text(r)?;
-                Some(format!("{excess}; {}", section.platform_text(&r.scenario)))
-            })
-            .collect();
-        for (r, why) in section.results.iter_mut().zip(explanations) {
-            r.explanation = why;
-        }
-        section
-    }
-
     /// The host's RT throttling share when the set asks for more of the CPU than it allows:
     /// the tasks were then stopped each period, whatever their priority.
     pub fn throttled_share(&self) -> Option<f64> {

@@ -122,7 +122,7 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     use rtlab_results::set::ReportExporter;
     use rtlab_results::set::{ReportSet, SourcedRun};
     // Suite directories (suite.json) have their own report: the paper's tables.
-    if args.results.iter().any(|p| rtlab_report::suite::SuiteRecord::is_suite(p)) {
+    if args.results.iter().any(|p| rtlab_results::suite::SuiteRecord::is_suite(p)) {
         return suite::cmd_report_suites(args, compare);
     }
     let requirements = experiment::parse_requirements(&args.require)?;

@@ -1,6 +1,6 @@
 //! Formats other tools consume: cyclictest's histogram file and JSON ([`cyclictest`]), the
 //! HdrHistogram interval log ([`hdr_log`]), JUnit XML of the verdict ([`junit`]) and the
-//! OpenMetrics text exposition ([`openmetrics`]). Each is a [`ReportExporter`] over the
+//! OpenMetrics text exposition ([`openmetrics`]). Each is a [`rtlab_results::set::ReportExporter`] over the
 //! saved runs, like the report formats.
 //!
 //! cyclictest's formats and the HDR log describe the threads of *one* metric in *one*

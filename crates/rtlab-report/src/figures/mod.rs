@@ -31,7 +31,6 @@ mod per_step;
 mod tail;
 mod timeseries;
 
-use crate::digest::Setting;
 use crate::digest::{combine, Combined};
 use crate::per_setting::{in_measured_order, metric_window_s, steps};
 use crate::per_setting::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
@@ -41,6 +40,7 @@ use plotters::style::RGBColor;
 use rtlab_analysis::curve::CumulativeCurve;
 use rtlab_analysis::requirement::{Requirement, Statistic};
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+use rtlab_results::run::Setting;
 use rtlab_results::run::{results_dir, Measurement, RunResult};
 use rtlab_results::set::{Configuration, ReportSet};
 use std::path::{Path, PathBuf};
@@ -167,7 +167,7 @@ pub(crate) fn requirement_short(r: &Requirement) -> String {
 }
 
 /// "500", "12.5": a value with one decimal, without a trailing ".0".
-pub(crate) fn trim(value: f64) -> String {
+pub fn trim(value: f64) -> String {
     let s = format!("{value:.1}");
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }

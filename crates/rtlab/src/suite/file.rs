@@ -9,7 +9,7 @@ use crate::cli::RunArgs;
 use crate::errors::usage;
 use crate::experiment::RunPlan;
 use crate::experiment_file::ExperimentFile;
-use rtlab_report::suite::{check_id, ConditionNames, FigureSpec, SuiteInfo, TableSpec};
+use rtlab_results::suite::{check_id, ConditionNames, FigureSpec, SuiteInfo, TableSpec};
 use serde::Deserialize;
 use std::path::Path;
 

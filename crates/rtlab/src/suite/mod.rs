@@ -121,7 +121,7 @@ fn list_text() -> anyhow::Result<String> {
 /// on the terminal. Suite directories cannot be mixed with run directories.
 pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow::Result<u8> {
     use crate::cli::ReportFormat;
-    use rtlab_report::suite::{LoadedSuite, SuiteRecord};
+    use rtlab_results::suite::{LoadedSuite, SuiteRecord};
     if let Some(run) = args.results.iter().find(|p| !SuiteRecord::is_suite(p)) {
         return Err(usage(format!(
             "{} is not a suite directory, the others are: give only suite directories (the paper's tables, one row \
@@ -137,12 +137,12 @@ pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow
         ));
     }
     let suites = args.results.iter().map(|p| LoadedSuite::load(p)).collect::<Result<Vec<_>, _>>()?;
-    rtlab_report::suite_report::check_same_suite(&suites)?;
+    rtlab_suite::report::check_same_suite(&suites)?;
     let not_met = suites.iter().any(|s| s.record.verdict.as_ref().is_some_and(|v| !v.met));
     let code = if not_met { crate::errors::EXIT_NOT_MET } else { EXIT_OK };
     match args.format {
         ReportFormat::Md => {
-            let text = rtlab_report::suite_report::markdown(&suites)?;
+            let text = rtlab_suite::report::markdown(&suites)?;
             match &args.output {
                 Some(path) => rtlab_results::run::write_atomically(path, text.as_bytes())
                     .map_err(|e| usage(format!("--output: cannot write the report: {e}")))?,
@@ -159,11 +159,11 @@ pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow
             // Links to the conditions' reports, relative to where the page goes.
             let page_dir = path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
             let prefixes: Vec<String> = suites.iter().map(|s| link_prefix(&page_dir, &s.dir)).collect();
-            let html = rtlab_report::suite_report::html(&suites, &prefixes)?;
+            let html = rtlab_suite::report::html(&suites, &prefixes)?;
             rtlab_results::run::write_atomically(&path, html.as_bytes()).map_err(|e| {
                 crate::errors::output_error(args.output.is_some(), format!("cannot write the report: {e}"))
             })?;
-            let mut text = rtlab_report::suite_report::terminal_text(&suites)?;
+            let mut text = rtlab_suite::report::terminal_text(&suites)?;
             text.push_str(&format!("Report: {}\n", path.display()));
             crate::print(&text)?;
         }

@@ -12,12 +12,11 @@ use crate::errors::{self, exit_code_of, usage, EXIT_INTERRUPTED, EXIT_NOT_MET, E
 use crate::experiment::{check_label, label_from, RunPlan};
 use anyhow::Context;
 use rtlab_analysis::units::thousands;
-use rtlab_report::suite::{
-    measure_table, ConditionRecord, ConditionRun, ConditionStatus, LoadedSuite, SuiteRecord, SUITE_SCHEMA,
-};
 use rtlab_results::host::SystemInfo;
 use rtlab_results::run::RunResult;
+use rtlab_results::suite::{ConditionRecord, ConditionStatus, LoadedSuite, SuiteRecord, SUITE_SCHEMA};
 use rtlab_results::verdict::Verdict;
+use rtlab_suite::measure::{measure_table, ConditionRun};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -178,7 +177,7 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         suite_record(suite, mode, &label, &records, &runs, &host, interrupted, simulated, (start_time, end_time))?;
     record.save(&dir).with_context(|| format!("cannot write suite.json to {}", dir.display()))?;
     let loaded = LoadedSuite { dir: dir.clone(), record, runs };
-    let report = rtlab_report::suite_report::html(std::slice::from_ref(&loaded), &[String::new()])
+    let report = rtlab_suite::report::html(std::slice::from_ref(&loaded), &[String::new()])
         .map_err(anyhow::Error::from)
         .and_then(|html| {
             let path = dir.join("report.html");
@@ -187,7 +186,7 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         });
     if !args.quiet {
         let mut text = String::from("\n");
-        text.push_str(&rtlab_report::suite_report::terminal_text(std::slice::from_ref(&loaded))?);
+        text.push_str(&rtlab_suite::report::terminal_text(std::slice::from_ref(&loaded))?);
         if let Ok(path) = &report {
             text.push_str(&format!("Report: {}\n", path.display()));
         }

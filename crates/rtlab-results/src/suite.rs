@@ -4,18 +4,17 @@
 //! condition and saves suite.json ([`SuiteRecord`], `"schema": "rtlab.suite/1"`), whose
 //! tables hold this machine's values beside the paper's.
 //!
-//! This module is pure: the specifications ([`TableSpec`], [`FigureSpec`]) and their checks,
-//! the statistics ([`StatisticSpec`]), and the computation of a table's cells from the
-//! conditions' runs ([`measure_table`]). Rendering is in [`crate::suite_report`].
+//! This module is plain data: the specifications ([`TableSpec`], [`FigureSpec`]) and their
+//! checks, the statistics ([`StatisticSpec`]), suite.json ([`SuiteRecord`]) and its atomic
+//! I/O. The computation of a table's cells from the conditions' runs and the rendering are
+//! in the `rtlab-suite` crate.
 
-use crate::digest::combine;
-use crate::digest::Setting;
-use crate::ReportError;
+use crate::ResultsError;
 use rtlab_analysis::requirement::main_metric_of;
 use rtlab_analysis::units::{format_us, parse_time_ns};
-use rtlab_analysis::{percentile, LatencyHistogram, Moments};
-use rtlab_results::run::{Measurement, RunResult};
-use rtlab_results::verdict::Verdict;
+
+use crate::run::{Measurement, RunResult, Setting};
+use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -116,7 +115,7 @@ pub struct Selector {
 }
 
 impl Selector {
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.period.is_none() && self.rate.is_none() && self.cpu.is_none()
     }
 
@@ -124,7 +123,7 @@ impl Selector {
         self.period.as_deref().map(|p| parse_time_ns(p).map_err(|e| format!("where.period: {e}"))).transpose()
     }
 
-    fn matches(&self, m: &Measurement) -> bool {
+    pub fn matches(&self, m: &Measurement) -> bool {
         let period_ok = match self.period_ns() {
             Ok(Some(ns)) => (Setting::Period.of(m) - ns as f64).abs() < 0.5,
             Ok(None) => true,
@@ -135,7 +134,7 @@ impl Selector {
     }
 
     /// "at period 300us, CPU 1": for reasons and notes.
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(p) = &self.period {
             parts.push(format!("period {p}"));
@@ -526,18 +525,6 @@ impl CellValue {
     }
 }
 
-/// What the computation of a table knows of one condition.
-pub struct ConditionRun<'a> {
-    pub name: &'a str,
-    /// The run, when it produced one.
-    pub run: Option<&'a RunResult>,
-    /// Why there is no run (failed, not run).
-    pub missing: Option<String>,
-    /// Capabilities the condition needs that this rtlab lacks, with why: a metric absent
-    /// from the run is "not measured" for this reason.
-    pub gaps: Vec<String>,
-}
-
 /// One configuration's values of a table: `values[row][column]` (one row in the
 /// configuration layout).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -552,81 +539,6 @@ pub struct MeasuredRows {
 pub struct SuiteTable {
     pub spec: TableSpec,
     pub measured: MeasuredRows,
-}
-
-/// Computes every cell of `spec` from the conditions' runs. The spec must have passed
-/// [`TableSpec::check`]; a cell that cannot be computed says why instead.
-pub fn measure_table(
-    spec: &TableSpec,
-    names: &ConditionNames,
-    conditions: &[ConditionRun],
-    label: &str,
-) -> Result<SuiteTable, ReportError> {
-    let cells = spec.cells(names).map_err(|e| ReportError::Usage { what: "suite".into(), reason: e.to_string() })?;
-    let mut values = Vec::new();
-    for row in &cells {
-        let mut out = Vec::new();
-        for cell in row {
-            out.push(measure_cell(cell, conditions)?);
-        }
-        values.push(out);
-    }
-    Ok(SuiteTable { spec: spec.clone(), measured: MeasuredRows { label: label.to_string(), values } })
-}
-
-/// The measurements a cell takes from a run: its metric, in its scenario (or the run's
-/// only one), matching its selector.
-pub fn cell_measurements<'a>(cell: &CellSpec, run: &'a RunResult) -> Vec<&'a Measurement> {
-    let scenario = cell.scenario.clone().or_else(|| run.scenarios.first().map(|s| s.name.clone()));
-    run.measurements
-        .iter()
-        .filter(|m| Some(&m.scenario) == scenario.as_ref() && m.metric == cell.metric && cell.selector.matches(m))
-        .collect()
-}
-
-fn measure_cell(cell: &CellSpec, conditions: &[ConditionRun]) -> Result<CellValue, ReportError> {
-    let not_measured = |reason: String| Ok(CellValue::NotMeasured { reason });
-    let Some(condition) = conditions.iter().find(|c| c.name == cell.condition) else {
-        return not_measured(format!("condition {:?} was not run", cell.condition));
-    };
-    let Some(run) = condition.run else {
-        return not_measured(condition.missing.clone().unwrap_or_else(|| "the condition did not run".into()));
-    };
-    let measurements = cell_measurements(cell, run);
-    if measurements.is_empty() {
-        if !condition.gaps.is_empty() {
-            return not_measured(condition.gaps.join("; "));
-        }
-        let at = if cell.selector.is_empty() { String::new() } else { format!(" at {}", cell.selector.describe()) };
-        return not_measured(format!("the run of {:?} has no {} measurements{at}", cell.condition, cell.metric));
-    }
-    let combined = combine(&measurements)?;
-    Ok(statistic_value(cell.statistic, combined.histogram.as_ref(), &combined.moments)
-        .unwrap_or_else(|| CellValue::NotMeasured { reason: "no samples".into() }))
-}
-
-/// A statistic of a distribution: min, max, mean and stddev exact (from the moments),
-/// percentiles the histogram's nearest-rank value clamped to the exact extremes (as in
-/// every rtlab summary). None without samples.
-pub fn statistic_value(
-    statistic: StatisticSpec,
-    histogram: Option<&LatencyHistogram>,
-    moments: &Moments,
-) -> Option<CellValue> {
-    if statistic == StatisticSpec::Count {
-        return Some(CellValue::Count { count: moments.count });
-    }
-    let (min, max) = (moments.min()?, moments.max()?);
-    let at = |p: f64| histogram.and_then(|h| percentile(h, p / 100.0)).map(|v| v.clamp(min, max));
-    Some(match statistic {
-        StatisticSpec::Min => CellValue::Time { ns: min },
-        StatisticSpec::Max => CellValue::Time { ns: max },
-        StatisticSpec::Mean => CellValue::Time { ns: moments.mean()?.round() as i64 },
-        StatisticSpec::Stddev => CellValue::Time { ns: moments.stddev()?.round() as i64 },
-        StatisticSpec::Percentile(p) => CellValue::Time { ns: at(p)? },
-        StatisticSpec::Range(a, b) => CellValue::Range { from_ns: at(a)?, to_ns: at(b)? },
-        StatisticSpec::Count => CellValue::Count { count: moments.count },
-    })
 }
 
 /// The suite as described in its file's `[suite]` table.
@@ -670,7 +582,7 @@ pub struct ConditionRecord {
     pub title: String,
     /// The run's results directory, relative to the suite directory ("unloaded").
     pub directory: String,
-    /// The run's label: "<suite label>-<condition>".
+    /// The run's label: `<suite label>-<condition>`.
     pub run_label: String,
     pub status: ConditionStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -722,10 +634,10 @@ pub struct SuiteRecord {
 
 impl SuiteRecord {
     /// Reads and checks a suite.json (or a suite directory holding one).
-    pub fn load(path: &Path) -> Result<SuiteRecord, ReportError> {
+    pub fn load(path: &Path) -> Result<SuiteRecord, ResultsError> {
         let file = if path.is_dir() { path.join("suite.json") } else { path.to_path_buf() };
         let shown = file.display().to_string();
-        let invalid = |reason: String| ReportError::Invalid { path: shown.clone(), reason };
+        let invalid = |reason: String| ResultsError::Invalid { path: shown.clone(), reason };
         let text = std::fs::read_to_string(&file).map_err(|e| invalid(format!("cannot read it ({e})")))?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON ({e})")))?;
         match value.get("schema").and_then(|s| s.as_str()) {
@@ -747,10 +659,10 @@ impl SuiteRecord {
     }
 
     /// Writes suite.json atomically into `dir`.
-    pub fn save(&self, dir: &Path) -> Result<std::path::PathBuf, ReportError> {
+    pub fn save(&self, dir: &Path) -> Result<std::path::PathBuf, ResultsError> {
         let path = dir.join("suite.json");
-        let text = serde_json::to_string_pretty(self).map_err(|e| ReportError::Encode(e.to_string()))?;
-        rtlab_results::run::write_atomically(&path, text.as_bytes())?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| ResultsError::Encode(e.to_string()))?;
+        crate::run::write_atomically(&path, text.as_bytes())?;
         Ok(path)
     }
 
@@ -776,9 +688,9 @@ pub struct LoadedSuite {
 
 impl LoadedSuite {
     /// Reads `path` (a suite directory or its suite.json) and the runs of its conditions.
-    pub fn load(path: &Path) -> Result<LoadedSuite, ReportError> {
+    pub fn load(path: &Path) -> Result<LoadedSuite, ResultsError> {
         let record = SuiteRecord::load(path)?;
-        let dir = if path.is_dir() { path.to_path_buf() } else { rtlab_results::run::results_dir(path) };
+        let dir = if path.is_dir() { path.to_path_buf() } else { crate::run::results_dir(path) };
         let runs = record
             .conditions
             .iter()
@@ -794,126 +706,5 @@ impl LoadedSuite {
     pub fn run_of(&self, name: &str) -> Option<&RunResult> {
         let i = self.record.conditions.iter().position(|c| c.name == name)?;
         self.runs.get(i).and_then(Option::as_ref)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statistics_parse_and_print_back() {
-        for text in ["min", "max", "mean", "stddev", "count", "p99.999", "p50", "range(p1.5,p98.5)"] {
-            assert_eq!(StatisticSpec::parse(text).unwrap().to_string(), text);
-        }
-        assert_eq!(StatisticSpec::parse(" range(p1.5, p98.5) ").unwrap(), StatisticSpec::Range(1.5, 98.5));
-        for bad in ["p100", "p0", "pxx", "median", "range(p9)", "range(p9,p1)", ""] {
-            let e = StatisticSpec::parse(bad).unwrap_err();
-            assert!(e.contains(STATISTIC_GRAMMAR), "{e}");
-        }
-    }
-
-    fn names() -> Vec<(String, Vec<String>)> {
-        vec![("unloaded".into(), vec!["idle".into()]), ("both".into(), vec!["idle".into(), "akamina".into()])]
-    }
-
-    fn column(condition: &str, statistic: &str) -> ColumnSpec {
-        ColumnSpec {
-            title: "c".into(),
-            condition: Some(condition.into()),
-            metric: Some("timer".into()),
-            statistic: Some(statistic.into()),
-            scenario: None,
-            selector: None,
-        }
-    }
-
-    fn table(columns: Vec<ColumnSpec>) -> TableSpec {
-        TableSpec {
-            id: "t".into(),
-            title: "T".into(),
-            source: None,
-            row_header: "OS".into(),
-            unit: Unit::Us,
-            columns,
-            paper_rows: vec![PaperRow { label: "2.4".into(), values: vec!["1".into()] }],
-            rows: vec![],
-            notes: vec![],
-        }
-    }
-
-    #[test]
-    fn table_checks_name_what_is_wrong() {
-        let n = names();
-        let names = ConditionNames { conditions: &n };
-        let ok = table(vec![column("unloaded", "max")]);
-        ok.check(&names).unwrap();
-        assert_eq!(ok.cells(&names).unwrap()[0][0].metric, "timer.latency");
-        let e = table(vec![column("loaded", "max")]).check(&names).unwrap_err().to_string();
-        assert!(e.contains("condition \"loaded\" is not a condition"), "{e}");
-        let e = table(vec![column("unloaded", "p101")]).check(&names).unwrap_err().to_string();
-        assert!(e.contains("column 1") && e.contains("p101"), "{e}");
-        let e = table(vec![column("both", "max")]).check(&names).unwrap_err().to_string();
-        assert!(e.contains("several scenarios"), "{e}");
-        let mut two = table(vec![column("unloaded", "max"), column("unloaded", "min")]);
-        let e = two.check(&names).unwrap_err().to_string();
-        assert!(e.contains("has 1 values for 2 columns"), "{e}");
-        two.paper_rows[0].values.push("".into());
-        two.check(&names).unwrap();
-    }
-
-    #[test]
-    fn settings_rows_fill_in_what_columns_leave_out() {
-        let n = names();
-        let names = ConditionNames { conditions: &n };
-        let mut t = table(vec![ColumnSpec { statistic: None, ..column("unloaded", "max") }]);
-        t.paper_rows.clear();
-        t.rows = vec![
-            RowSpec {
-                title: "min".into(),
-                condition: None,
-                metric: None,
-                statistic: Some("min".into()),
-                scenario: None,
-                selector: Some(Selector { period: Some("300us".into()), rate: None, cpu: None }),
-                paper: vec!["28".into()],
-            },
-            RowSpec {
-                title: "max".into(),
-                condition: None,
-                metric: None,
-                statistic: None,
-                scenario: None,
-                selector: None,
-                paper: vec![],
-            },
-        ];
-        let e = t.check(&names).unwrap_err().to_string();
-        assert!(e.contains("row 2 (\"max\") column 1") && e.contains("no statistic"), "{e}");
-        t.rows[1].statistic = Some("max".into());
-        let cells = t.cells(&names).unwrap();
-        assert_eq!(cells[0][0].statistic, StatisticSpec::Min);
-        assert_eq!(cells[0][0].selector.period.as_deref(), Some("300us"));
-        assert_eq!(cells[1][0].statistic, StatisticSpec::Max);
-    }
-
-    #[test]
-    fn statistic_values_are_exact_from_moments_and_nearest_rank_from_the_histogram() {
-        let mut h = LatencyHistogram::new(rtlab_analysis::DEFAULT_MAX_NS).unwrap();
-        let mut m = Moments::new();
-        for v in 1..=1000i64 {
-            h.record(v * 1000);
-            m.record(v * 1000);
-        }
-        let value = |s| statistic_value(s, Some(&h), &m).unwrap();
-        assert_eq!(value(StatisticSpec::Max), CellValue::Time { ns: 1_000_000 });
-        assert_eq!(value(StatisticSpec::Min), CellValue::Time { ns: 1000 });
-        assert_eq!(value(StatisticSpec::Mean), CellValue::Time { ns: 500_500 });
-        assert_eq!(value(StatisticSpec::Count), CellValue::Count { count: 1000 });
-        let CellValue::Range { from_ns, to_ns } = value(StatisticSpec::Range(1.5, 98.5)) else { panic!() };
-        assert_eq!(Some(from_ns), percentile(&h, 0.015));
-        assert_eq!(Some(to_ns), percentile(&h, 0.985));
-        assert_eq!(CellValue::Range { from_ns: 3500, to_ns: 4000 }.text(Unit::Us), "3.5 – 4.0");
-        assert!(statistic_value(StatisticSpec::Max, None, &Moments::new()).is_none());
     }
 }

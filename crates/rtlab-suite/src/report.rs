@@ -1,22 +1,22 @@
 //! The suite report: the paper's tables with the paper's rows and this machine's (one row per
 //! suite label in a comparison), the paper's figures drawn from the conditions' runs, the
 //! verdict, and links to each condition's own report. As text for the terminal, Markdown,
-//! and a self-contained HTML page (the style of [`crate::html`]).
+//! and a self-contained HTML page (the style of [`rtlab_report::html`]).
 
-use crate::figures::{self, Figure};
-use crate::html::{short_time, CSS};
-use crate::markdown::escape as md;
-use crate::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
-use crate::tables::text_table;
-use crate::tables::Table;
-use crate::text::capitalised;
-use crate::text::escape;
-use crate::ReportError;
 use rtlab_analysis::curve::fixed_bins;
 use rtlab_analysis::units::thousands;
 use rtlab_analysis::LatencyHistogram;
+use rtlab_report::figures::{self, Figure};
+use rtlab_report::html::{short_time, CSS};
+use rtlab_report::markdown::escape as md;
+use rtlab_report::tables::text_table;
+use rtlab_report::tables::Table;
+use rtlab_report::text::capitalised;
+use rtlab_report::text::escape;
+use rtlab_report::ReportError;
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{run_warnings, ReportSet, SourcedRun};
+use rtlab_results::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
 use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
 
@@ -455,8 +455,8 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
             " Computed from the samples counted in the paper's {} bins of {} µs (up to {} µs), as the paper reduced \
              its data{}.",
             thousands(count),
-            crate::figures::trim(width as f64 / 1e3),
-            crate::figures::trim((width * count) as f64 / 1e3),
+            rtlab_report::figures::trim(width as f64 / 1e3),
+            rtlab_report::figures::trim((width * count) as f64 / 1e3),
             if overflow > 0 {
                 format!("; {} samples beyond the last bin are drawn at its end", thousands(overflow))
             } else {
