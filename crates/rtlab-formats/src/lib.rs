@@ -41,21 +41,7 @@ pub enum FormatError {
     /// An imported file is not what `--from` says, or is damaged (exit 2).
     #[error(transparent)]
     Import(#[from] import::ImportError),
-    /// A raw sample file of a results directory cannot be read (exit 2).
+    /// A saved result (run.json, suite.json, a raw sample file) cannot be read or written.
     #[error(transparent)]
-    Raw(rtlab_results::ResultsError),
-}
-
-/// Results errors keep their kind: an unreadable file is an I/O error, a damaged one
-/// invalid, a raw sample file its own.
-impl From<rtlab_results::ResultsError> for FormatError {
-    fn from(error: rtlab_results::ResultsError) -> Self {
-        use rtlab_results::ResultsError;
-        match error {
-            ResultsError::Io { path, source } => FormatError::Io { path, source },
-            ResultsError::Invalid { path, reason } => FormatError::Invalid { path, reason },
-            ResultsError::Encode(what) => FormatError::Encode(what),
-            raw @ (ResultsError::RawIo { .. } | ResultsError::RawFormat { .. }) => FormatError::Raw(raw),
-        }
-    }
+    Results(#[from] rtlab_results::ResultsError),
 }

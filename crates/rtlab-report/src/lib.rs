@@ -52,9 +52,9 @@ pub enum ReportError {
     Usage { what: String, reason: String },
     #[error(transparent)]
     Analysis(#[from] rtlab_analysis::AnalysisError),
-    /// A raw sample file of a results directory cannot be read (exit 2).
+    /// A saved result (run.json, suite.json, a raw sample file) cannot be read or written.
     #[error(transparent)]
-    Raw(rtlab_results::ResultsError),
+    Results(#[from] rtlab_results::ResultsError),
     #[error("cannot encode output: {0}")]
     Encode(String),
     /// The host lacks something an output needs (a font for PNG figures).
@@ -66,18 +66,4 @@ pub enum ReportError {
 /// output can be regenerated later from run.json.
 pub trait Exporter {
     fn export(&self, run: &rtlab_results::run::RunResult) -> Result<String, ReportError>;
-}
-
-/// Results errors keep their kind: an unreadable file is an I/O error, a damaged one
-/// invalid, a raw sample file its own.
-impl From<rtlab_results::ResultsError> for ReportError {
-    fn from(error: rtlab_results::ResultsError) -> Self {
-        use rtlab_results::ResultsError;
-        match error {
-            ResultsError::Io { path, source } => ReportError::Io { path, source },
-            ResultsError::Invalid { path, reason } => ReportError::Invalid { path, reason },
-            ResultsError::Encode(what) => ReportError::Encode(what),
-            raw @ (ResultsError::RawIo { .. } | ResultsError::RawFormat { .. }) => ReportError::Raw(raw),
-        }
-    }
 }

@@ -84,24 +84,31 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
         if let Some(f) = cause.downcast_ref::<rtlab_formats::FormatError>() {
             return match f {
                 rtlab_formats::FormatError::Io { .. } | rtlab_formats::FormatError::Encode(_) => EXIT_ENVIRONMENT,
+                rtlab_formats::FormatError::Results(r) => results_exit_code(r),
                 _ => EXIT_USAGE,
             };
         }
-        // A result that cannot be read or written is the environment; a damaged one is bad input.
         if let Some(r) = cause.downcast_ref::<rtlab_results::ResultsError>() {
-            return match r {
-                rtlab_results::ResultsError::Io { .. } | rtlab_results::ResultsError::Encode(_) => EXIT_ENVIRONMENT,
-                _ => EXIT_USAGE,
-            };
+            return results_exit_code(r);
         }
         if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
             return match r {
                 rtlab_report::ReportError::Io { .. }
                 | rtlab_report::ReportError::Encode(_)
                 | rtlab_report::ReportError::Environment(_) => EXIT_ENVIRONMENT,
+                rtlab_report::ReportError::Results(r) => results_exit_code(r),
                 _ => EXIT_USAGE,
             };
         }
     }
     EXIT_ENVIRONMENT
+}
+
+/// A result that cannot be read or written is the environment (3); a damaged or foreign one
+/// is bad input (2).
+fn results_exit_code(error: &rtlab_results::ResultsError) -> u8 {
+    match error {
+        rtlab_results::ResultsError::Io { .. } | rtlab_results::ResultsError::Encode(_) => EXIT_ENVIRONMENT,
+        _ => EXIT_USAGE,
+    }
 }
