@@ -67,17 +67,9 @@ pub enum ProbeError {
         #[source]
         source: rtlab_sys::SysError,
     },
-    #[error("raw sample file {path}: {source}")]
-    RawIo {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("raw sample file {path}: {reason}")]
-    RawFormat { path: PathBuf, reason: String },
     #[error(transparent)]
     Analysis(#[from] rtlab_analysis::AnalysisError),
-    /// Reading back a raw sample file (`rtlab_results::raw`).
+    /// A raw sample file could not be written or read back (`rtlab_results::raw`).
     #[error(transparent)]
     Results(#[from] rtlab_results::ResultsError),
     #[error("measuring thread on CPU {cpu} panicked")]

@@ -6,6 +6,7 @@ use crate::ProbeError;
 pub use rtlab_results::raw::{
     header, read_all, RawReader, RawSample, FLAG_OVERRUN, FORMAT_VERSION, HEADER_SIZE, MAGIC, RECORD_SIZE,
 };
+use rtlab_results::ResultsError;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,11 @@ use std::time::Duration;
 /// Ring capacity per sampling thread: at 20,000 samples/s (50 µs) over three seconds of
 /// writer stall before anything is lost.
 pub const DEFAULT_RING_CAPACITY: usize = 1 << 16;
+
+/// An I/O error on the raw sample file at `path`.
+fn raw_io(path: &Path) -> impl FnOnce(std::io::Error) -> ProbeError + '_ {
+    move |source| ResultsError::RawIo { path: path.to_path_buf(), source }.into()
+}
 
 /// Producer side, owned by the sampling thread. `push` is wait-free; a full ring counts
 /// the sample as lost instead of blocking.
@@ -59,16 +65,15 @@ impl RawWriter {
     pub fn spawn(drains: Vec<RawDrain>, poll: Duration) -> Result<Self, ProbeError> {
         let mut outputs = Vec::with_capacity(drains.len());
         for drain in drains {
-            let file =
-                File::create(&drain.path).map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
+            let file = File::create(&drain.path).map_err(raw_io(&drain.path))?;
             let mut writer = BufWriter::with_capacity(1 << 20, file);
-            writer.write_all(&header()).map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
+            writer.write_all(&header()).map_err(raw_io(&drain.path))?;
             outputs.push((drain, writer, 0u64));
         }
         let handle = std::thread::Builder::new()
             .name("rtlab-raw-writer".into())
             .spawn(move || drain_until_done(outputs, poll))
-            .map_err(|source| ProbeError::RawIo { path: PathBuf::from("<writer thread>"), source })?;
+            .map_err(raw_io(Path::new("<writer thread>")))?;
         Ok(Self { handle })
     }
 
@@ -83,7 +88,8 @@ impl RawWriter {
     /// Waits for the writer to drain everything; returns samples written per file.
     pub fn finish(self) -> Result<Vec<(PathBuf, u64)>, ProbeError> {
         self.handle.join().unwrap_or_else(|_| {
-            Err(ProbeError::RawFormat { path: PathBuf::from("<writer thread>"), reason: "writer panicked".into() })
+            Err(ResultsError::RawFormat { path: PathBuf::from("<writer thread>"), reason: "writer panicked".into() }
+                .into())
         })
     }
 }
@@ -107,9 +113,7 @@ fn drain_until_done(
             let chunk = drain.consumer.read_chunk(available).expect("slots() were available");
             let (first, second) = chunk.as_slices();
             for sample in first.iter().chain(second.iter()) {
-                writer
-                    .write_all(&sample.to_bytes())
-                    .map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
+                writer.write_all(&sample.to_bytes()).map_err(raw_io(&drain.path))?;
             }
             *written += available as u64;
             moved += available;
@@ -124,10 +128,7 @@ fn drain_until_done(
     }
     let mut counts = Vec::with_capacity(outputs.len());
     for (drain, mut writer, written) in outputs {
-        writer
-            .flush()
-            .and_then(|_| writer.get_ref().sync_all())
-            .map_err(|source| ProbeError::RawIo { path: drain.path.clone(), source })?;
+        writer.flush().and_then(|_| writer.get_ref().sync_all()).map_err(raw_io(&drain.path))?;
         counts.push((drain.path, written));
     }
     Ok(counts)

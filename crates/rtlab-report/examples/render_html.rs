@@ -8,8 +8,7 @@
 
 use rtlab_report::html::HtmlReport;
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;

@@ -15,8 +15,7 @@
 
 use crate::tables::report_tables;
 use crate::ReportError;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::set::{ReportExporter, ReportSet};
 
 #[derive(Debug, Default)]
 pub struct CsvReport;

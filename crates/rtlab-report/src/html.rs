@@ -6,14 +6,11 @@
 use crate::digest::{MetricRow, RunDigest};
 use crate::figures::{self, palette, Figure, MetricFigures, TableFigure};
 use crate::tables::{self, Table};
-use crate::text::escape;
-use crate::text::metric_title;
+use crate::text::{escape, metric_title};
 use crate::ReportError;
-use rtlab_analysis::units::thousands;
-use rtlab_analysis::units::{format_us, format_us_f};
+use rtlab_analysis::units::{format_us, format_us_f, thousands};
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{Configuration, ReportSet};
+use rtlab_results::set::{Configuration, ReportExporter, ReportSet};
 use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
 

@@ -4,8 +4,7 @@
 use crate::tables::{report_tables, Table};
 use crate::ReportError;
 use rtlab_results::host::PreemptionModel;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::set::{ReportExporter, ReportSet};
 use rtlab_results::verdict::Verdict;
 use serde::Serialize;
 

@@ -35,17 +35,9 @@ pub mod terminal;
 pub mod text;
 pub mod verdict;
 
-/// Errors of reading, checking and writing results.
+/// Errors of making a report from saved results.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: not a valid rtlab result: {reason}")]
-    Invalid { path: String, reason: String },
     /// An output cannot be made from these runs as asked (ambiguous selection, a JUnit
     /// report without requirements): exit 2.
     #[error("{what}: {reason}")]

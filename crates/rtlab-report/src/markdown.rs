@@ -3,8 +3,7 @@
 
 use crate::tables::{report_tables, Table};
 use crate::ReportError;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::set::{ReportExporter, ReportSet};
 use std::fmt::Write;
 
 #[derive(Debug, Default)]

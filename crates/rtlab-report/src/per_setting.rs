@@ -5,9 +5,7 @@
 
 use crate::digest::{combine, Combined};
 use crate::ReportError;
-use rtlab_results::run::Setting;
-use rtlab_results::run::{detail_f64, detail_i64};
-use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::run::{detail_f64, detail_i64, Measurement, RunResult, Setting};
 
 /// The jitter probe's main metric, tabulated per period.
 pub const JITTER_METRIC: &str = "jitter.jitter";

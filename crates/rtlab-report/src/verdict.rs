@@ -7,8 +7,7 @@ use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, Tail
 use crate::ReportError;
 use rtlab_analysis::exceedance::{count_at_or_above, Exceedance};
 use rtlab_analysis::requirement::{Requirement, Statistic};
-use rtlab_analysis::units::format_us_f;
-use rtlab_analysis::units::thousands;
+use rtlab_analysis::units::{format_us_f, thousands};
 use rtlab_results::run::{Measurement, RunResult};
 use rtlab_results::set::{run_warnings, Configuration, ReportSet};
 use rtlab_results::verdict::{Check, Verdict};

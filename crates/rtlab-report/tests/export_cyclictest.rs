@@ -9,8 +9,7 @@ use rtlab_formats::export::cyclictest::{CyclictestHist, CyclictestJson};
 use rtlab_formats::export::Selection;
 use rtlab_formats::import::{import, ImportFormat, ImportOptions, SourceFile};
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 use std::path::Path;
 
 fn fixture_bytes(name: &str) -> Vec<u8> {

@@ -18,8 +18,7 @@ use rtlab_formats::export::openmetrics::{bucket_ladder, cumulative_count, OpenMe
 use rtlab_formats::export::Selection;
 use rtlab_report::verdict::judge;
 use rtlab_results::run::{Measurement, RunResult};
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -10,8 +10,7 @@ use rtlab_report::html::HtmlReport;
 use rtlab_report::verdict::judge;
 use rtlab_results::raw::{header, RawSample};
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 use std::path::{Path, PathBuf};
 
 fn fixture_path(name: &str) -> PathBuf {

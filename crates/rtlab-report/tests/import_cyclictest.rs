@@ -8,8 +8,7 @@
 use rtlab_formats::import::cyclictest::{HISTOGRAM_LIMIT_DETAIL, OVERFLOW_CYCLES_DETAIL, OVERFLOW_UNLISTED_DETAIL};
 use rtlab_formats::import::{build_run, cyclictest, import, ImportFormat, ImportOptions, SourceFile, SourceUnit};
 use rtlab_results::host::Policy;
-use rtlab_results::run::Detail;
-use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::run::{Detail, Measurement, RunResult};
 use std::path::Path;
 
 fn fixture(name: &str) -> SourceFile {

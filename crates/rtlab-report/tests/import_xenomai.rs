@@ -3,8 +3,7 @@
 //! oracles are the files' own figures, read here independently of the importer.
 
 use rtlab_formats::import::{import, xenomai, ImportFormat, ImportOptions, SeriesData, SourceFile};
-use rtlab_results::run::Detail;
-use rtlab_results::run::RunResult;
+use rtlab_results::run::{Detail, RunResult};
 use std::path::Path;
 
 #[path = "import_rtla/fuzz.rs"]

@@ -7,8 +7,7 @@ use rtlab_report::markdown::MarkdownReport;
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 use std::path::Path;
 
 fn imported() -> RunResult {

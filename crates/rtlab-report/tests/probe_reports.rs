@@ -11,13 +11,11 @@ use common::{
 use rtlab_report::csv_report::CsvReport;
 use rtlab_report::digest::RunDigest;
 use rtlab_report::markdown::MarkdownReport;
-use rtlab_report::tables::text_table;
-use rtlab_report::tables::{probes::scenario_tables, report_tables, Table};
+use rtlab_report::tables::{probes::scenario_tables, report_tables, text_table, Table};
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 
 /// Ids of the tables the new probes add to a report.
 const PROBE_TABLES: [&str; 5] =

@@ -16,13 +16,11 @@ use rtlab_report::figures::{all_figures, tail_figures};
 use rtlab_report::html::HtmlReport;
 use rtlab_report::markdown::MarkdownReport;
 use rtlab_report::pwcet::{report_tails, tail_input, MetricTail, TailAnalysis};
-use rtlab_report::tables::report_tables;
 use rtlab_report::tables::tail::metric_tables;
-use rtlab_report::tables::text_table;
+use rtlab_report::tables::{report_tables, text_table};
 use rtlab_report::verdict::judge;
 use rtlab_results::run::{Measurement, RunResult};
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{Configuration, ReportSet, SourcedRun};
+use rtlab_results::set::{Configuration, ReportExporter, ReportSet, SourcedRun};
 use std::path::Path;
 use std::sync::Arc;
 

@@ -8,8 +8,7 @@ use rtlab_report::json_report::JsonReport;
 use rtlab_report::markdown::MarkdownReport;
 use rtlab_report::verdict::judge;
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
 use std::path::Path;
 
 const ONE: &str = "simulated-2cpu.run.json";

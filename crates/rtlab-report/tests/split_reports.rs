@@ -18,11 +18,11 @@ use rtlab_report::tables::{report_tables, Table};
 use rtlab_report::terminal::TerminalSummary;
 use rtlab_report::Exporter;
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
-use rtlab_results::split::SplitCounts;
-use rtlab_results::split::{Cause, CauseKind, Explanation, SplitParts, Unsplit, WakeSample};
-use rtlab_results::split::{ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, DEFAULT_EXPLAINED_PER_THREAD};
+use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
+use rtlab_results::split::{
+    Cause, CauseKind, ExplainedSpike, Explanation, SplitCounts, SplitCoverage, SplitOverhead, SplitParts, SplitRun,
+    Unsplit, WakeSample, DEFAULT_EXPLAINED_PER_THREAD,
+};
 
 const SPLIT_TABLES: [&str; 3] = [STATEMENT_TABLE, COVERAGE_TABLE, EXPLANATIONS_TABLE];
 const PART_METRICS: [&str; 3] = ["timer.irq", "timer.sched", "timer.return"];

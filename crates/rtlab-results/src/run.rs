@@ -48,7 +48,7 @@ pub struct RunResult {
     /// Set by `rtlab run --taskset`: the task set, its analysis and per task the measured
     /// response times and deadline misses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub taskset: Option<crate::taskset::TasksetRun>,
+    pub taskset: Option<TasksetRun>,
     /// Set by `rtlab run --split`: the tracing backend, how the samples were split and the
     /// explained spikes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

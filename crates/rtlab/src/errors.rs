@@ -93,9 +93,7 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
         }
         if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
             return match r {
-                rtlab_report::ReportError::Io { .. }
-                | rtlab_report::ReportError::Encode(_)
-                | rtlab_report::ReportError::Environment(_) => EXIT_ENVIRONMENT,
+                rtlab_report::ReportError::Encode(_) | rtlab_report::ReportError::Environment(_) => EXIT_ENVIRONMENT,
                 rtlab_report::ReportError::Results(r) => results_exit_code(r),
                 _ => EXIT_USAGE,
             };

@@ -5,8 +5,6 @@ use crate::cli::{ImportArgs, ImportFrom, UnitArg};
 use crate::errors::{environment, usage, EXIT_OK};
 use rtlab_formats::import::{ImportFormat, ImportOptions, SourceFile, SourceUnit};
 use rtlab_report::Exporter;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::{ReportSet, SourcedRun};
 
 pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
     let format = match args.from {
@@ -50,11 +48,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
     std::fs::create_dir_all(&output)
         .map_err(|e| usage(format!("--output {}: cannot create the directory: {e}", output.display())))?;
     let run_json = run.save(&output).map_err(|e| environment(format!("cannot save the import: {e}")))?;
-    let set =
-        ReportSet { runs: vec![SourcedRun { source: output.display().to_string(), run: run.clone() }], verdict: None };
-    let report = rtlab_report::html::HtmlReport
-        .render(&set)
-        .and_then(|html| Ok(rtlab_results::run::write_atomically(&output.join("report.html"), html.as_bytes())?));
+    let report = crate::runner::write_report_html(&run, &output);
     if !args.quiet {
         let mut text = rtlab_report::terminal::TerminalSummary.export(&run)?;
         if report.is_ok() {

@@ -119,8 +119,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
 
 /// `rtlab report` and `rtlab compare`: saved runs -> terminal text and one report document.
 fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
-    use rtlab_results::set::ReportExporter;
-    use rtlab_results::set::{ReportSet, SourcedRun};
+    use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
     // Suite directories (suite.json) have their own report: the paper's tables.
     if args.results.iter().any(|p| rtlab_results::suite::SuiteRecord::is_suite(p)) {
         return suite::cmd_report_suites(args, compare);

@@ -11,8 +11,7 @@ use anyhow::Context;
 use rtlab_analysis::Summary;
 use rtlab_load::host::LoadHost;
 use rtlab_probe::{ClockKind, Probe, ProbeError, ProbeOutput, ThreadSetup};
-use rtlab_results::host::Policy;
-use rtlab_results::host::SystemInfo;
+use rtlab_results::host::{Policy, SystemInfo};
 use rtlab_results::run::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
 use rtlab_sys::activity::{activity_between, ActivitySnapshot};
 use rtlab_sys::sched::SchedulingGuard;
@@ -290,10 +289,9 @@ pub fn run(
     Ok(Finished { result, run_json, failed_to_load, report_html })
 }
 
-/// report.html of a finished run, in its results directory.
-fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBuf, String> {
-    use rtlab_results::set::ReportExporter;
-    use rtlab_results::set::{ReportSet, SourcedRun};
+/// report.html of a finished (or imported) run, in its results directory.
+pub fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBuf, String> {
+    use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
     let set = ReportSet {
         runs: vec![SourcedRun { source: dir.display().to_string(), run: result.clone() }],
         verdict: result.verdict.clone(),

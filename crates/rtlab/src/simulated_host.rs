@@ -1,8 +1,7 @@
 //! The fixed host description used with the simulated clock, so that a simulated run is
 //! identical on every machine (snapshot tests).
 
-use rtlab_results::host::Privileges;
-use rtlab_results::host::{CpuGovernor, PreemptionModel, RtThrottling, SystemInfo, Virtualization};
+use rtlab_results::host::{CpuGovernor, PreemptionModel, Privileges, RtThrottling, SystemInfo, Virtualization};
 
 pub fn simulated_host() -> SystemInfo {
     SystemInfo {

@@ -17,10 +17,8 @@ use crate::import::cyclictest::{
 use crate::FormatError;
 use rtlab_analysis::LatencyHistogram;
 use rtlab_results::host::PreemptionModel;
-use rtlab_results::run::Detail;
-use rtlab_results::run::Measurement;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::run::{Detail, Measurement};
+use rtlab_results::set::{ReportExporter, ReportSet};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -14,10 +14,8 @@ use crate::FormatError;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use rtlab_analysis::LatencyHistogram;
-use rtlab_results::run::merged_histogram;
-use rtlab_results::run::{Measurement, RunResult};
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::run::{merged_histogram, Measurement, RunResult};
+use rtlab_results::set::{ReportExporter, ReportSet};
 use std::time::{Duration, SystemTime};
 
 /// The format version Java's `HistogramLogWriter` announces (HdrHistogram 2.1/2.2).

@@ -12,8 +12,7 @@ use super::hdr_log::run_start;
 use crate::FormatError;
 use rtlab_analysis::requirement::format_bound;
 use rtlab_results::run::RunResult;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::set::{ReportExporter, ReportSet};
 use rtlab_results::verdict::{Check, Verdict};
 use std::fmt::Write;
 

@@ -16,8 +16,7 @@
 use crate::FormatError;
 use rtlab_analysis::LatencyHistogram;
 use rtlab_results::run::Measurement;
-use rtlab_results::set::ReportExporter;
-use rtlab_results::set::ReportSet;
+use rtlab_results::set::{ReportExporter, ReportSet};
 use rtlab_results::verdict::Verdict;
 use std::collections::HashSet;
 use std::fmt::Write;

@@ -16,10 +16,9 @@ pub mod xenomai;
 
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
 use rtlab_results::host::Policy;
-use rtlab_results::run::Detail;
 use rtlab_results::run::{
-    Experiment, ImportInfo, Measurement, ProbeSettings, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo,
-    SCHEMA,
+    Detail, Experiment, ImportInfo, Measurement, ProbeSettings, RealtimeStatus, Resources, RunResult, Scenario,
+    ToolInfo, SCHEMA,
 };
 use std::collections::BTreeMap;
 

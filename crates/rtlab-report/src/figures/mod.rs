@@ -32,16 +32,16 @@ mod tail;
 mod timeseries;
 
 use crate::digest::{combine, Combined};
-use crate::per_setting::{in_measured_order, metric_window_s, steps};
-use crate::per_setting::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
+use crate::per_setting::{
+    in_measured_order, metric_window_s, steps, JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE,
+};
 use crate::text::metric_title;
 use crate::ReportError;
 use plotters::style::RGBColor;
 use rtlab_analysis::curve::CumulativeCurve;
 use rtlab_analysis::requirement::{Requirement, Statistic};
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_results::run::Setting;
-use rtlab_results::run::{results_dir, Measurement, RunResult};
+use rtlab_results::run::{results_dir, Measurement, RunResult, Setting};
 use rtlab_results::set::{Configuration, ReportSet};
 use std::path::{Path, PathBuf};
 

@@ -11,14 +11,11 @@
 
 use super::{headers, new_table, percentile_cell, push_row, Cell, Column, Table};
 use crate::digest::combine;
-use crate::per_setting::{steps, Step};
-use crate::per_setting::{JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
+use crate::per_setting::{steps, Step, JITTER_METRIC, JITTER_TABLE, SWEEP_METRIC, SWEEP_TABLE};
 use crate::text::policy_name;
 use crate::ReportError;
 use rtlab_analysis::units::format_period;
-use rtlab_results::run::Setting;
-use rtlab_results::run::{detail_f64, detail_i64, detail_text};
-use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::run::{detail_f64, detail_i64, detail_text, Measurement, RunResult, Setting};
 
 const DODIU_1: &str = "Dodiu et al., Table 1";
 const DODIU_2: &str = "Dodiu et al., Table 2";

@@ -13,15 +13,13 @@ use super::{headers, new_table, push_row, Cell, Table};
 use crate::figures::{Figure, TableFigure};
 use crate::split::{cause_label, cause_text, cause_words, part_medians, share_text, CAUSE_KINDS};
 use crate::tables::text_table;
-use crate::text::capitalised;
-use crate::text::escape;
-use rtlab_analysis::units::format_us;
-use rtlab_analysis::units::thousands;
+use crate::text::{capitalised, escape};
+use rtlab_analysis::units::{format_us, thousands};
 use rtlab_results::run::RunResult;
 use rtlab_results::set::ReportSet;
-use rtlab_results::split::CauseKind;
 use rtlab_results::split::{
-    unsplit_words, ExplainedSpike, SplitCoverage, SplitRun, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
+    unsplit_words, CauseKind, ExplainedSpike, SplitCoverage, SplitRun, DEFAULT_EXPLAINED_PER_THREAD,
+    MAX_EXPLAINED_PER_THREAD,
 };
 use std::fmt::Write;
 

@@ -10,8 +10,7 @@
 #![allow(dead_code)]
 
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_results::run::Detail;
-use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::run::{Detail, Measurement, RunResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
