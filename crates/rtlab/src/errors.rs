@@ -88,6 +88,10 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
                 _ => EXIT_USAGE,
             };
         }
+        // A suite file with a mistake.
+        if cause.is::<rtlab_suite::SuiteError>() {
+            return EXIT_USAGE;
+        }
         if let Some(r) = cause.downcast_ref::<rtlab_results::ResultsError>() {
             return results_exit_code(r);
         }

@@ -48,7 +48,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
     std::fs::create_dir_all(&output)
         .map_err(|e| usage(format!("--output {}: cannot create the directory: {e}", output.display())))?;
     let run_json = run.save(&output).map_err(|e| environment(format!("cannot save the import: {e}")))?;
-    let report = crate::runner::write_report_html(&run, &output);
+    let report = crate::run_report::write_report_html(&run, &output);
     if !args.quiet {
         let mut text = rtlab_report::terminal::TerminalSummary.export(&run)?;
         if report.is_ok() {

@@ -12,6 +12,7 @@ mod plan_values;
 mod probe_build;
 mod probe_plan;
 mod progress;
+mod run_report;
 mod runner;
 mod simulated_host;
 mod split_run;
@@ -84,12 +85,14 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
     let command_line: Vec<String> = std::env::args().collect();
     let finished = runner::run(&plan, host, command_line, stop)?;
     let result = &finished.result;
+    // report.html, or why it could not be written (the results are saved either way).
+    let report_html = run_report::write_report_html(result, &plan.output);
     if plan.json {
         let exporter = rtlab_report::json::JsonSummary { run_json: Some(finished.run_json.display().to_string()) };
         print(&exporter.export(result)?)?;
     } else if !plan.quiet {
         let mut text = rtlab_report::terminal::TerminalSummary.export(result)?;
-        if let Ok(path) = &finished.report_html {
+        if let Ok(path) = &report_html {
             text.push_str(&format!("Report: {}\n", path.display()));
         }
         text.push_str(&format!("Results: {}\n", finished.run_json.display()));
@@ -98,7 +101,7 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
         // Quiet: the verdict's one line is all a CI log needs.
         print(&format!("Verdict: {}\n", v.summary))?;
     }
-    if let Err(why) = &finished.report_html {
+    if let Err(why) = &report_html {
         eprintln!("rtlab: warning: report.html was not written: {why}");
     }
     // Precedence: a load that failed (3), then an interruption (130), then the verdict (1).

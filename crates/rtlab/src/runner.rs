@@ -75,9 +75,6 @@ pub struct Finished {
     /// A scenario whose loads could not start or stopped early: saved and marked, but the
     /// run did not measure what was asked.
     pub failed_to_load: Option<String>,
-    /// report.html in the results directory, or why it could not be written (the results
-    /// themselves are saved either way).
-    pub report_html: Result<std::path::PathBuf, String>,
 }
 
 /// Whether the calling process may run a thread at `policy`/`priority`: tried on a
@@ -285,21 +282,7 @@ pub fn run(
     }
     let run_json =
         result.save(&plan.output).with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
-    let report_html = write_report_html(&result, &plan.output);
-    Ok(Finished { result, run_json, failed_to_load, report_html })
-}
-
-/// report.html of a finished (or imported) run, in its results directory.
-pub fn write_report_html(result: &RunResult, dir: &Path) -> Result<std::path::PathBuf, String> {
-    use rtlab_results::set::{ReportExporter, ReportSet, SourcedRun};
-    let set = ReportSet {
-        runs: vec![SourcedRun { source: dir.display().to_string(), run: result.clone() }],
-        verdict: result.verdict.clone(),
-    };
-    let path = dir.join("report.html");
-    let html = rtlab_report::html::HtmlReport.render(&set).map_err(|e| e.to_string())?;
-    rtlab_results::run::write_atomically(&path, html.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(path)
+    Ok(Finished { result, run_json, failed_to_load })
 }
 
 /// What one scenario produced.

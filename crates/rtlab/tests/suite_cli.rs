@@ -37,7 +37,7 @@ fn every_suite_file_of_the_repository_is_valid_and_built_in() {
         let name = file.file_stem().unwrap().to_str().unwrap();
         assert!(
             list.lines().any(|l| l.starts_with(&format!("{name} "))),
-            "{name} is not in crates/rtlab/src/suite/file.rs BUILT_IN:\n{list}"
+            "{name} is not in crates/rtlab-suite/src/file.rs BUILT_IN:\n{list}"
         );
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.contains(&format!("name = \"{name}\"")), "{name}: [suite] name is the file's name");

@@ -1,13 +1,15 @@
 //! `rtlab suite list` and `rtlab suite NAME|FILE`: the published evaluations, end to end.
-//! A suite file ([`file`]) describes the paper's conditions (one `rtlab run` each) and its
-//! tables and figures; [`run`] runs the conditions and writes the suite directory.
+//! A suite file (rtlab-suite's `SuiteFile`) describes the paper's conditions (one `rtlab
+//! run` each) and its tables and figures; [`plan`] reads a condition as `rtlab run` does,
+//! [`run`] runs the conditions and writes the suite directory.
 
-pub mod file;
+mod plan;
 mod run;
 
 use crate::cli::SuiteArgs;
 use crate::errors::{usage, EXIT_OK};
-use file::{format_duration, Mode, SuiteFile, BUILT_IN};
+use plan::PlanCheck;
+use rtlab_suite::file::{format_duration, Mode, SuiteFile, BUILT_IN};
 
 pub fn cmd_suite(args: &SuiteArgs) -> anyhow::Result<u8> {
     if args.name == "list" {
@@ -17,7 +19,7 @@ pub fn cmd_suite(args: &SuiteArgs) -> anyhow::Result<u8> {
         crate::print(&list_text()?)?;
         return Ok(EXIT_OK);
     }
-    let suite = SuiteFile::find(&args.name)?;
+    let suite = SuiteFile::find(&args.name, &PlanCheck)?;
     let mode = if args.quick {
         Mode::Quick
     } else if args.long {
@@ -47,7 +49,7 @@ fn check_text(suite: &SuiteFile, mode: Mode) -> anyhow::Result<String> {
         suite.conditions.len(),
         suite.tables.len(),
         suite.figures.len(),
-        format_duration(suite.estimate(mode)?)
+        format_duration(suite.estimate(mode))
     );
     for c in &suite.conditions {
         let keys = c.keys(mode);
@@ -75,17 +77,17 @@ fn list_text() -> anyhow::Result<String> {
         "TITLE".to_string(),
     ]];
     for (name, text) in BUILT_IN {
-        let suite = SuiteFile::parse(text, &format!("built-in {name}"))?;
+        let suite = SuiteFile::parse(text, &format!("built-in {name}"), &PlanCheck)?;
         let conditions: Vec<&str> = suite.conditions.iter().map(|c| c.name.as_str()).collect();
-        let mut full = format_duration(suite.estimate(Mode::Full)?);
+        let mut full = format_duration(suite.estimate(Mode::Full));
         if suite.has_long() {
-            full.push_str(&format!(" (--long {})", format_duration(suite.estimate(Mode::Long)?)));
+            full.push_str(&format!(" (--long {})", format_duration(suite.estimate(Mode::Long))));
         }
         rows.push([
             suite.info.name.clone(),
             conditions.join(", "),
             full,
-            format_duration(suite.estimate(Mode::Quick)?),
+            format_duration(suite.estimate(Mode::Quick)),
             suite.info.title.clone(),
         ]);
     }

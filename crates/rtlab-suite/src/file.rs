@@ -1,26 +1,35 @@
 //! Suite files (`suites/*.toml`, format in docs/suites/README.md): parsed, then checked as a
-//! whole before anything runs, so that a mistake anywhere in the file is one line and exit 2.
+//! whole before anything runs, so that a mistake anywhere in the file is one error (exit 2).
 //!
 //! A condition's keys are those of an `rtlab run` experiment file: `[experiment]` and the
-//! condition's own keys are merged as TOML tables and read by [`ExperimentFile`], and
-//! `RunPlan::from_args` checks the values, exactly as `rtlab run --experiment` does.
+//! condition's own keys are merged as TOML tables. Checking them as `rtlab run --experiment`
+//! does is the job of whoever runs the conditions (the binary's run plan), through
+//! [`ExperimentCheck`]; this module owns the suite-level rules (names, `quick`/`long`,
+//! `needs`, table and figure ids) and keeps each condition's estimated duration per mode.
 
-use crate::cli::RunArgs;
-use crate::errors::usage;
-use crate::experiment::RunPlan;
-use crate::experiment_file::ExperimentFile;
+use crate::SuiteError;
 use rtlab_results::suite::{check_id, ConditionNames, FigureSpec, SuiteInfo, TableSpec};
 use serde::Deserialize;
 use std::path::Path;
 
+/// How a suite file's conditions are checked against `rtlab run`'s own rules: the binary
+/// implements it with its experiment file reader and `RunPlan`; tests use a stub.
+pub trait ExperimentCheck {
+    /// Checks `condition`'s experiment keys in `mode` exactly as `rtlab run --experiment`
+    /// would, and returns how long the condition takes (measuring and settle time, ns).
+    /// Err: why, in one line starting with the condition and the mode's
+    /// [`Mode::suffix`] where the plan is at fault ("condition \"x\" (quick): ...").
+    fn estimate_ns(&self, condition: &Condition, mode: Mode) -> Result<u64, String>;
+}
+
 /// The suites shipped with rtlab: (name, file text). A new suite is a file in `suites/` and
 /// one line here (tests/suite_cli.rs checks that every file of `suites/` is listed).
 pub const BUILT_IN: &[(&str, &str)] = &[
-    ("akamina-2004", include_str!("../../../../suites/akamina-2004.toml")),
-    ("regnier-2008", include_str!("../../../../suites/regnier-2008.toml")),
-    ("dodiu-2010", include_str!("../../../../suites/dodiu-2010.toml")),
-    ("dankwardt-2002", include_str!("../../../../suites/dankwardt-2002.toml")),
-    ("xenomai-rtai", include_str!("../../../../suites/xenomai-rtai.toml")),
+    ("akamina-2004", include_str!("../../../suites/akamina-2004.toml")),
+    ("regnier-2008", include_str!("../../../suites/regnier-2008.toml")),
+    ("dodiu-2010", include_str!("../../../suites/dodiu-2010.toml")),
+    ("dankwardt-2002", include_str!("../../../suites/dankwardt-2002.toml")),
+    ("xenomai-rtai", include_str!("../../../suites/xenomai-rtai.toml")),
 ];
 
 /// Capabilities a condition may need (`needs = [...]`), and why a run cannot have them.
@@ -48,6 +57,25 @@ pub enum Mode {
     Quick,
     /// Every condition's `long` keys, where it has them (the paper's long variant).
     Long,
+}
+
+impl Mode {
+    /// "", " (quick)", " (long)": how errors name the mode.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Mode::Full => "",
+            Mode::Quick => " (quick)",
+            Mode::Long => " (long)",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Mode::Full => 0,
+            Mode::Quick => 1,
+            Mode::Long => 2,
+        }
+    }
 }
 
 /// A condition without `quick` must take at most this long in full.
@@ -82,6 +110,8 @@ pub struct Condition {
     keys: toml::Table,
     quick: Option<toml::Table>,
     long: Option<toml::Table>,
+    /// How long it takes in each mode (Full, Quick, Long), ns, as checked when parsed.
+    estimates_ns: [u64; 3],
 }
 
 /// A parsed and checked suite file.
@@ -118,29 +148,18 @@ impl Condition {
         self.long.is_some()
     }
 
-    /// The `rtlab run` arguments of this condition in `mode`, as `rtlab run --experiment`
-    /// would make them from a file holding these keys.
-    pub fn run_args(&self, mode: Mode, base: RunArgs) -> anyhow::Result<RunArgs> {
-        let at = format!("condition {:?}", self.name);
-        let experiment: ExperimentFile = toml::Value::Table(self.keys(mode))
-            .try_into()
-            .map_err(|e: toml::de::Error| usage(format!("{at}: {}", e.message().trim())))?;
-        experiment.check_presets().map_err(|e| usage(format!("{at}: {e}")))?;
-        let simulated = base.simulate.is_some();
-        let mut args = experiment.under(base);
-        // The interrupt/activation split: measured with kernel tracing where there is a kernel.
-        if self.needs.iter().any(|n| n == "split") && !simulated {
-            args.split = true;
-        }
-        // A suite condition is one load scenario unless it says otherwise.
-        if args.load.is_none() {
-            args.load = Some("idle".into());
-        }
-        Ok(args)
+    /// Whether the condition measures with the interrupt/activation split (`needs = ["split"]`).
+    pub fn needs_split(&self) -> bool {
+        self.needs.iter().any(|n| n == "split")
+    }
+
+    /// How long the condition takes in `mode` (measuring and settle time), ns.
+    pub fn estimate_ns(&self, mode: Mode) -> u64 {
+        self.estimates_ns[mode.index()]
     }
 
     /// The load scenarios this condition measures, in order.
-    fn scenario_names(&self) -> Vec<String> {
+    pub fn scenario_names(&self) -> Vec<String> {
         let list = match self.keys.get("load") {
             Some(toml::Value::String(s)) => s.clone(),
             Some(toml::Value::Array(items)) => items.iter().filter_map(|v| v.as_str()).collect::<Vec<_>>().join(","),
@@ -152,32 +171,34 @@ impl Condition {
 
 impl SuiteFile {
     /// A built-in suite by name, or a suite file by path.
-    pub fn find(name_or_path: &str) -> anyhow::Result<SuiteFile> {
+    pub fn find(name_or_path: &str, check: &dyn ExperimentCheck) -> Result<SuiteFile, SuiteError> {
         if let Some((name, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
-            return SuiteFile::parse(text, &format!("built-in {name}"));
+            return SuiteFile::parse(text, &format!("built-in {name}"), check);
         }
         let path = Path::new(name_or_path);
         if path.is_file() {
-            let text = std::fs::read_to_string(path).map_err(|e| usage(format!("suite {name_or_path}: {e}")))?;
-            return SuiteFile::parse(&text, name_or_path);
+            let text =
+                std::fs::read_to_string(path).map_err(|e| SuiteError::Invalid(format!("suite {name_or_path}: {e}")))?;
+            return SuiteFile::parse(&text, name_or_path, check);
         }
         let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-        Err(usage(format!(
+        Err(SuiteError::Invalid(format!(
             "suite {name_or_path:?}: no built-in suite of that name ({}) and no such file; `rtlab suite list` shows them",
             names.join(", ")
         )))
     }
 
     /// Parses and checks a suite file. Errors say "suite SOURCE: where: what" (exit 2).
-    pub fn parse(text: &str, source: &str) -> anyhow::Result<SuiteFile> {
-        let fail = |what: String| usage(format!("suite {source}: {what}"));
+    pub fn parse(text: &str, source: &str, check: &dyn ExperimentCheck) -> Result<SuiteFile, SuiteError> {
+        let fail = |what: String| SuiteError::Invalid(format!("suite {source}: {what}"));
         let raw: RawSuite = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
             let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
             fail(format!("{at}{}", e.message().trim()))
         })?;
-        crate::experiment::check_label(&raw.suite.name)
-            .map_err(|_| fail(format!("[suite] name {:?}: use letters, digits, '-', '_' or '.'", raw.suite.name)))?;
+        is_label(&raw.suite.name)
+            .then_some(())
+            .ok_or_else(|| fail(format!("[suite] name {:?}: use letters, digits, '-', '_' or '.'", raw.suite.name)))?;
         for key in SUITE_SET_KEYS {
             if raw.experiment.contains_key(key) {
                 return Err(fail(format!("[experiment] {key}: a suite sets it (use --{key} of rtlab suite)")));
@@ -212,19 +233,10 @@ impl SuiteFile {
             }
             ids.push(&f.id);
         }
-        let file = SuiteFile {
-            info: raw.suite,
-            source: source.to_string(),
-            text: text.to_string(),
-            conditions,
-            tables: raw.tables,
-            figures: raw.figures,
-            scenarios,
-        };
         // Every condition's experiment, in every mode it has, as `rtlab run` would check it.
-        for c in &file.conditions {
+        for c in &mut conditions {
             for mode in [Mode::Full, Mode::Quick, Mode::Long] {
-                let estimate = file.estimate_condition(c, mode).map_err(|e| fail(crate::errors::one_line(&e)))?;
+                let estimate = check.estimate_ns(c, mode).map_err(fail)?;
                 if mode == Mode::Full && c.quick.is_none() && estimate > SHORT_NS {
                     return Err(fail(format!(
                         "condition {:?} takes {} in full and has no `quick` keys: give it quick = {{ ... }}",
@@ -232,9 +244,18 @@ impl SuiteFile {
                         format_duration(estimate)
                     )));
                 }
+                c.estimates_ns[mode.index()] = estimate;
             }
         }
-        Ok(file)
+        Ok(SuiteFile {
+            info: raw.suite,
+            source: source.to_string(),
+            text: text.to_string(),
+            conditions,
+            tables: raw.tables,
+            figures: raw.figures,
+            scenarios,
+        })
     }
 
     pub fn names(&self) -> ConditionNames<'_> {
@@ -247,53 +268,22 @@ impl SuiteFile {
 
     /// How long the suite takes in `mode`, ns: every condition's measuring time and the
     /// loads' settle time (not the seconds rtlab takes to start and save).
-    pub fn estimate(&self, mode: Mode) -> anyhow::Result<u64> {
-        let mut total = 0u64;
-        for c in &self.conditions {
-            total = total.saturating_add(self.estimate_condition(c, mode)?);
-        }
-        Ok(total)
+    pub fn estimate(&self, mode: Mode) -> u64 {
+        self.conditions.iter().fold(0u64, |total, c| total.saturating_add(c.estimate_ns(mode)))
     }
+}
 
-    /// Checks the condition's experiment in `mode` with `RunPlan::from_args` (a usage error
-    /// there is the suite file's) and estimates how long it takes. Loads are not built here
-    /// (a missing program is the condition's failure when it runs, not the file's).
-    fn estimate_condition(&self, c: &Condition, mode: Mode) -> anyhow::Result<u64> {
-        let args = c.run_args(mode, RunArgs::default())?;
-        let scenario_list = args.load.clone().unwrap_or_else(|| "idle".into());
-        let scenarios: Vec<&str> = scenario_list.split(',').map(str::trim).collect();
-        for s in &scenarios {
-            let spec = args.presets.get(*s).map(String::as_str).unwrap_or(s);
-            if let Err(e) = rtlab_load::scenario(spec) {
-                if e.is_usage_error() && !is_missing_program(&e.to_string()) {
-                    return Err(usage(format!("condition {:?}: load {s:?}: {e}", c.name)));
-                }
-            }
-        }
-        // One scenario's time, measured on "idle" so that no load is built.
-        let one = RunArgs { load: Some("idle".into()), ..args.clone() };
-        let online = rtlab_sys::sched::online_cpus().unwrap_or_else(|_| vec![0]);
-        let plan = RunPlan::from_args(&one, &online, "suite", chrono::Local::now())
-            .map_err(|e| e.context(format!("condition {:?}{}", c.name, mode_suffix(mode))))?;
-        let per_scenario: u64 = plan.probes.iter().map(|&p| crate::probe_build::expected_ns(&plan, p)).sum();
-        let loaded =
-            scenarios.iter().filter(|s| args.presets.get(**s).map(String::as_str).unwrap_or(s) != "idle").count();
-        Ok(per_scenario.saturating_mul(scenarios.len() as u64).saturating_add(plan.settle_ns * loaded as u64))
-    }
+/// A suite's name: as `--label`, 1 to 64 letters, digits, '-', '_' or '.'.
+fn is_label(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// A load's program missing on this machine (rtlab-load's `find_program` wording): the
 /// condition's failure when it runs, not a mistake in the suite file.
 pub fn is_missing_program(message: &str) -> bool {
     message.contains("not found in PATH") || message.contains("does not exist or is not executable")
-}
-
-fn mode_suffix(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Full => "",
-        Mode::Quick => " (quick)",
-        Mode::Long => " (long)",
-    }
 }
 
 /// Reads one `[[condition]]`: its own keys, then the experiment keys merged over
@@ -348,7 +338,7 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
     }
     let mut keys = experiment.clone();
     merge_over(&mut keys, table);
-    Ok(Condition { name, title, needs, keys, quick, long })
+    Ok(Condition { name, title, needs, keys, quick, long, estimates_ns: [0; 3] })
 }
 
 /// `over`'s experiment keys replace those of `keys`; a `duration` there drops `samples` and
@@ -379,6 +369,24 @@ pub fn format_duration(ns: u64) -> String {
 mod tests {
     use super::*;
 
+    /// Checks nothing but the keys' shape, and says 10 ms per sample (a stub of the
+    /// binary's run plan, which has its own tests of the real check).
+    struct TenMsPerSample;
+
+    impl ExperimentCheck for TenMsPerSample {
+        fn estimate_ns(&self, condition: &Condition, mode: Mode) -> Result<u64, String> {
+            let keys = condition.keys(mode);
+            if let Some(bad) = keys.keys().find(|k| k.starts_with("bad")) {
+                return Err(format!("condition {:?}{}: unknown key {bad}", condition.name, mode.suffix()));
+            }
+            match (keys.get("samples").and_then(|v| v.as_integer()), keys.get("duration").and_then(|v| v.as_str())) {
+                (Some(n), _) => Ok(n as u64 * 10_000_000),
+                (None, Some("2s")) => Ok(2_000_000_000),
+                _ => Err(format!("condition {:?}: no samples or duration", condition.name)),
+            }
+        }
+    }
+
     const MINIMAL: &str = r#"
         [suite]
         name = "mini"
@@ -392,62 +400,62 @@ mod tests {
         quick = { samples = 100 }
     "#;
 
+    fn parse(text: &str) -> Result<SuiteFile, SuiteError> {
+        SuiteFile::parse(text, "mini.toml", &TenMsPerSample)
+    }
+
     #[test]
     fn quick_keys_replace_and_duration_drops_samples() {
-        let file = SuiteFile::parse(MINIMAL, "mini.toml").unwrap();
+        let file = parse(MINIMAL).unwrap();
         let c = &file.conditions[0];
         assert_eq!(c.keys(Mode::Full)["samples"].as_integer(), Some(100000));
         assert_eq!(c.keys(Mode::Quick)["samples"].as_integer(), Some(100));
-        assert_eq!(file.estimate(Mode::Full).unwrap(), 1_000_000_000_000);
-        assert_eq!(file.estimate(Mode::Quick).unwrap(), 1_000_000_000);
+        assert_eq!(file.estimate(Mode::Full), 1_000_000_000_000);
+        assert_eq!(file.estimate(Mode::Quick), 1_000_000_000);
         let with_duration = MINIMAL.replace("{ samples = 100 }", "{ duration = \"2s\" }");
-        let file = SuiteFile::parse(&with_duration, "mini.toml").unwrap();
+        let file = parse(&with_duration).unwrap();
         let quick = file.conditions[0].keys(Mode::Quick);
         assert!(!quick.contains_key("samples"));
-        assert_eq!(file.estimate(Mode::Quick).unwrap(), 2_000_000_000);
+        assert_eq!(file.estimate(Mode::Quick), 2_000_000_000);
     }
 
     #[test]
     fn mistakes_name_the_key() {
         let cases = [
-            (MINIMAL.replace("interval = \"10ms\"", "intervall = \"10ms\""), "intervall"),
             (MINIMAL.replace("samples = 100000", "samples = 100000\nlabel = \"x\""), "label"),
             (MINIMAL.replace("quick = { samples = 100 }", ""), "no `quick` keys"),
-            (MINIMAL.replace("quick = { samples = 100 }", "quick = { sample = 100 }"), "sample"),
-            (MINIMAL.replace("interval = \"10ms\"", "interval = \"fast\""), "--interval"),
+            (MINIMAL.replace("quick = { samples = 100 }", "quick = { bad_key = 100 }"), "bad_key"),
+            (MINIMAL.replace("quick = { samples = 100 }", "quick = { name = \"x\" }"), "quick.name"),
             (MINIMAL.replace("name = \"unloaded\"", "name = \"un loaded\""), "name"),
             (MINIMAL.replace("samples = 100000", "samples = 100000\nneeds = [\"warp\"]"), "warp"),
             (MINIMAL.replace("[suite]", "[suite]\nauthor = \"x\""), "author"),
-            (MINIMAL.replace("samples = 100000", "samples = 100000\nload = \"nosuchload\""), "nosuchload"),
+            (MINIMAL.replace("name = \"mini\"", "name = \"mi/ni\""), "[suite] name"),
+            (format!("{MINIMAL}\n[[condition]]\nname = \"unloaded\"\nsamples = 1\n"), "given twice"),
         ];
         for (text, expected) in cases {
-            let e = crate::errors::one_line(&SuiteFile::parse(&text, "mini.toml").unwrap_err());
+            let e = parse(&text).unwrap_err().to_string();
             assert!(e.starts_with("suite mini.toml: ") && e.contains(expected), "{expected}: {e}");
         }
     }
 
     #[test]
-    fn every_probe_is_checked_as_rtlab_run_checks_it() {
-        // Not on the simulated clock (which drives the timer and jitter probes only).
-        for probe in ["net", "sleep", "switch", "sweep", "ipc:futex", "jitter"] {
-            let text = MINIMAL.replace("probe = \"timer\"", &format!("probe = \"{probe}\""));
-            SuiteFile::parse(&text, "mini.toml").unwrap_or_else(|e| panic!("{probe}: {e}"));
-        }
+    fn the_check_sees_every_mode_and_its_error_is_the_files() {
+        let e = parse(&MINIMAL.replace("quick = { samples = 100 }", "quick = { samples = 100, bad = 1 }"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "suite mini.toml: condition \"unloaded\" (quick): unknown key bad");
+        assert!(matches!(parse("[suite]\nname = 1").unwrap_err(), SuiteError::Invalid(_)));
     }
 
     #[test]
-    fn a_condition_that_needs_the_split_runs_with_split_except_simulated() {
+    fn needs_are_capabilities() {
         let text = MINIMAL.replace("samples = 100000", "samples = 100000\nneeds = [\"split\"]");
-        let file = SuiteFile::parse(&text, "mini.toml").unwrap();
-        let c = &file.conditions[0];
-        assert!(c.run_args(Mode::Quick, RunArgs::default()).unwrap().split);
-        let simulated = RunArgs { simulate: Some(1), ..RunArgs::default() };
-        assert!(!c.run_args(Mode::Quick, simulated).unwrap().split);
+        let file = parse(&text).unwrap();
+        assert!(file.conditions[0].needs_split());
+        assert!(!parse(MINIMAL).unwrap().conditions[0].needs_split());
         assert_eq!(missing_capability("split", false), Some(None));
         assert!(missing_capability("split", true).is_some_and(|why| why.is_some()));
         assert_eq!(missing_capability("warp", false), None);
-        let plain = SuiteFile::parse(MINIMAL, "mini.toml").unwrap();
-        assert!(!plain.conditions[0].run_args(Mode::Quick, RunArgs::default()).unwrap().split);
     }
 
     #[test]
@@ -459,10 +467,8 @@ mod tests {
     }
 
     #[test]
-    fn built_in_suites_parse() {
-        for (name, text) in BUILT_IN {
-            let file = SuiteFile::parse(text, name).unwrap();
-            assert_eq!(&file.info.name, name);
-        }
+    fn missing_programs_are_told_apart_from_mistakes() {
+        assert!(is_missing_program("exec: stress-ng not found in PATH"));
+        assert!(!is_missing_program("unknown load \"x\""));
     }
 }
