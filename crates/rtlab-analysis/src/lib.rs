@@ -31,7 +31,7 @@ pub mod units;
 
 pub use histogram::{HistogramEncoding, LatencyHistogram, DEFAULT_MAX_NS, SIGNIFICANT_DIGITS};
 pub use moments::Moments;
-pub use summary::{nearest_rank, percentile, Summary, SUMMARY_PERCENTILES};
+pub use summary::{fullest_bin, nearest_rank, percentile, FullestBin, Summary, SUMMARY_PERCENTILES};
 
 /// Errors of the analysis crate.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -1,5 +1,5 @@
-//! Timing requirements: `<metric> <statistic> < <bound>` (DESIGN.md), e.g. `timer max < 500us`,
-//! `net.activation p99.999 < 100us`, and their evaluation against a distribution.
+//! Timing requirements: `<metric> <statistic> < <bound>` (`rtlab run --require`, README.md),
+//! e.g. `timer max < 500us`, `net.activation p99.999 < 100us`, and their evaluation against a distribution.
 
 use crate::{percentile, AnalysisError, LatencyHistogram, Moments};
 use serde::{Deserialize, Serialize};

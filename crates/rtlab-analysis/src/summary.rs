@@ -90,6 +90,61 @@ pub fn percentile(histogram: &LatencyHistogram, q: f64) -> Option<i64> {
     Some(hdr.max() as i64)
 }
 
+/// The fixed-width bin holding the most samples: [from, to) in ns, and its count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullestBin {
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub count: u64,
+}
+
+impl FullestBin {
+    /// Its share of `total` samples (0..=1).
+    pub fn share(&self, total: u64) -> f64 {
+        if total == 0 {
+            0.0
+        } else {
+            self.count as f64 / total as f64
+        }
+    }
+}
+
+/// The bin [k·width, (k+1)·width) that holds the most samples (the lower one on a tie), as a
+/// paper's data reduction counted them into fixed bins (Akamina et al., Table 5: "the range of
+/// single measurement bin", 0.5 µs for t1 and 2 µs for t2). Counted from the histogram's
+/// buckets, each assigned by its middle value: a sample within one bucket (0.1 % of its
+/// value) of an edge may land in the neighbouring bin. None without samples or width.
+pub fn fullest_bin(histogram: &LatencyHistogram, width_ns: u64) -> Option<FullestBin> {
+    if width_ns == 0 {
+        return None;
+    }
+    let hdr = histogram.hdr();
+    let mut best: Option<(u64, u64)> = None; // (bin index, count)
+    let mut current: Option<(u64, u64)> = None;
+    let close = |done: (u64, u64), best: &mut Option<(u64, u64)>| {
+        if best.is_none_or(|(_, count)| done.1 > count) {
+            *best = Some(done);
+        }
+    };
+    // Buckets come in increasing value order, so the bins do too.
+    for (value, count) in histogram.buckets() {
+        let bin = hdr.median_equivalent(value) / width_ns;
+        current = match current {
+            Some((b, c)) if b == bin => Some((b, c + count)),
+            Some(done) => {
+                close(done, &mut best);
+                Some((bin, count))
+            }
+            None => Some((bin, count)),
+        };
+    }
+    if let Some(done) = current {
+        close(done, &mut best);
+    }
+    let (bin, count) = best?;
+    Some(FullestBin { from_ns: bin * width_ns, to_ns: (bin + 1) * width_ns, count })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

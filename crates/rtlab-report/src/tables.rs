@@ -10,7 +10,7 @@ use crate::text::{format_amount, format_rate, metric_title, policy_name, top_rat
 use rtlab_analysis::compare::{bootstrap_quantile, difference, Change, QuantileReplicates, CONFIDENCE, REPLICATES};
 use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
-use rtlab_analysis::{percentile, LatencyHistogram, Summary};
+use rtlab_analysis::{fullest_bin, LatencyHistogram, Summary};
 use rtlab_results::run::Measurement;
 use rtlab_results::set::{Configuration, ReportSet};
 use rtlab_results::verdict::Verdict;
@@ -45,8 +45,9 @@ pub struct Table {
 /// has both.
 pub const LATENCY_PAIRS: [(&str, &str); 2] = [("timer.irq", "timer.latency"), ("net.delivery", "net.activation")];
 
-/// Share of samples Akamina's Table 5 ranges hold: the central 97 % (p1.5 to p98.5).
-pub const RANGE_SHARE: f64 = 0.97;
+/// Akamina's Table 5 bins: "the range of single measurement bin (0.5 µs for the interrupt
+/// latency and 2 µs for the preemption latency)", holding the majority (97 %) of samples.
+pub const TABLE_5_BIN_NS: (u64, u64) = (500, 2_000);
 
 /// Every table of a report of `set`, in reading order: the verdict, per metric the
 /// percentiles and "is B better than A?", the papers' tables, then loads, system activity
@@ -165,6 +166,11 @@ impl Cell {
 
     fn count(n: u64) -> Cell {
         Cell { shown: thousands(n), raw: n.to_string() }
+    }
+
+    /// A share of samples: "97.3 %" for people, the fraction for a spreadsheet.
+    fn share(fraction: f64) -> Cell {
+        Cell { shown: format!("{:.1} %", fraction * 100.0), raw: format!("{fraction:.6}") }
     }
 
     fn or_none<T>(value: Option<T>, cell: impl FnOnce(T) -> Cell) -> Cell {
@@ -476,47 +482,52 @@ fn moments_table(metrics: &[String], columns: &[Column]) -> Table {
     table
 }
 
-/// The central `RANGE_SHARE` of a distribution: (p1.5, p98.5), clamped to the exact extremes.
-fn central_range(all: &Combined) -> Option<(i64, i64)> {
-    let histogram = all.histogram.as_ref()?;
-    let (min, max) = (all.moments.min()?, all.moments.max()?);
-    let tail = (1.0 - RANGE_SHARE) / 2.0;
-    let at = |q| percentile(histogram, q).map(|v| v.clamp(min, max));
-    Some((at(tail)?, at(1.0 - tail)?))
-}
-
-/// (d) Akamina Table 5: the range holding 97 % of samples of interrupt and activation
-/// latency, and their difference (the context switch: wake-up and switch to the task).
+/// (d) Akamina Table 5, computed the paper's way: the single bin (0.5 µs for interrupt
+/// latency, 2 µs for activation latency) holding the most samples, the share it holds, and
+/// the context switch range as the difference of the two bins.
 fn range_table(interrupt: &str, activation: &str, columns: &[Column]) -> Option<Table> {
+    let (irq_width, act_width) = TABLE_5_BIN_NS;
     let mut table = new_table(
         &format!("range-97-{interrupt}-{activation}"),
-        &format!("Range holding 97 % of samples: {interrupt} and {activation}, and their difference (µs)"),
+        &format!(
+            "Fullest bin of {interrupt} ({} µs bins) and {activation} ({} µs bins), and their difference, the context switch (µs)",
+            format_us(irq_width as i64),
+            format_us(act_width as i64)
+        ),
         Some("Akamina et al., Table 5"),
         headers(&[
             "configuration",
             "interrupt latency from",
             "to",
+            "share",
             "activation latency from",
             "to",
-            "context switch (difference) from",
+            "share",
+            "context switch from",
             "to",
         ]),
     );
     for c in columns {
         let (Some(irq), Some(act)) = (c.metric(interrupt), c.metric(activation)) else { continue };
-        let (Some((irq_low, irq_high)), Some((act_low, act_high))) = (central_range(irq), central_range(act)) else {
+        let (Some(irq_hist), Some(act_hist)) = (irq.histogram.as_ref(), act.histogram.as_ref()) else { continue };
+        let (Some(irq_bin), Some(act_bin)) = (fullest_bin(irq_hist, irq_width), fullest_bin(act_hist, act_width))
+        else {
             continue;
         };
+        let (irq_low, irq_high) = (irq_bin.from_ns as i64, irq_bin.to_ns as i64);
+        let (act_low, act_high) = (act_bin.from_ns as i64, act_bin.to_ns as i64);
         push_row(
             &mut table,
             vec![
                 Cell::text(&c.config.name),
                 Cell::us(irq_low),
                 Cell::us(irq_high),
+                Cell::share(irq_bin.share(irq_hist.count())),
                 Cell::us(act_low),
                 Cell::us(act_high),
-                Cell::us(act_low - irq_low),
-                Cell::us(act_high - irq_high),
+                Cell::share(act_bin.share(act_hist.count())),
+                Cell::us(act_low - irq_high),
+                Cell::us(act_high - irq_low),
             ],
         );
     }
@@ -524,7 +535,9 @@ fn range_table(interrupt: &str, activation: &str, columns: &[Column]) -> Option<
         return None;
     }
     table.notes.push(format!(
-        "Each range runs from the 1.5th to the 98.5th percentile ({interrupt}: interrupt latency t1, {activation}: activation latency t2); the difference of the bounds is the time to wake the task and switch to it."
+        "As the paper counted: every sample in fixed bins ({} µs for {interrupt}, the interrupt latency t1; {} µs for {activation}, the activation latency t2; edges at multiples of the width), and the bin that holds the most samples, with its share (the paper's held 97 %). The context switch range is the paper's difference of the two bins: from the low edge of t2's less the high edge of t1's to the high edge of t2's less the low edge of t1's.",
+        format_us(irq_width as i64),
+        format_us(act_width as i64)
     ));
     Some(table)
 }
@@ -776,10 +789,15 @@ mod tests {
     #[test]
     fn akamina_table_5_where_both_metrics_exist() {
         let mut run = fixture(include_str!("../tests/fixtures/simulated-2cpu.run.json"));
-        // Interrupt latency 3..=5 µs, activation latency 10..=20 µs, 1000 samples each
-        // spread evenly: the central 97 % runs from the 15th to the 985th sample.
-        let irq = measurement(&run, "timer.irq", (0..1000).map(|i| 3_000 + i * 2));
-        let act = measurement(&run, "timer.latency", (0..1000).map(|i| 10_000 + i * 10));
+        // Interrupt latency: 980 samples in [3.5, 4.0) µs, 20 at 6 µs; activation latency:
+        // 975 in [12, 14) µs, 25 at 30 µs. The paper's Table 5 for these: 3.5 - 4.0 (98 %),
+        // 12 - 14 (97.5 %), context switch 12 - 4.0 to 14 - 3.5 = 8.0 - 10.5.
+        let irq = measurement(&run, "timer.irq", (0..1000).map(|i| if i < 980 { 3_500 + (i % 50) * 9 } else { 6_000 }));
+        let act = measurement(
+            &run,
+            "timer.latency",
+            (0..1000).map(|i| if i < 975 { 12_000 + (i % 100) * 19 } else { 30_000 }),
+        );
         // t2 is the whole timer latency: the fixture's own is replaced by the known one.
         run.measurements.retain(|m| m.metric != "timer.latency");
         run.measurements.extend([irq, act]);
@@ -788,13 +806,14 @@ mod tests {
         let table = tables.iter().find(|t| t.id == "range-97-timer.irq-timer.latency").expect("Table 5 is made");
         assert_eq!(table.source.as_deref(), Some("Akamina et al., Table 5"));
         assert_eq!(table.rows.len(), 1);
-        let raw: Vec<i64> = table.csv_rows[0][1..].iter().map(|c| c.parse().unwrap()).collect();
-        // Nearest rank of 0.015 and 0.985 among 1000: the 15th and 985th samples (within
-        // the histogram's precision).
-        let expected = [3_028, 4_968, 10_140, 19_840, 10_140 - 3_028, 19_840 - 4_968];
-        for (got, want) in raw.iter().zip(expected) {
-            assert!((got - want).abs() <= want / 500 + 8, "{raw:?} vs {expected:?}");
-        }
+        assert_eq!(
+            table.csv_rows[0][1..],
+            ["3500", "4000", "0.980000", "12000", "14000", "0.975000", "8000", "10500"].map(String::from)
+        );
+        assert_eq!(
+            table.rows[0][1..],
+            ["3.5", "4.0", "98.0 %", "12.0", "14.0", "97.5 %", "8.0", "10.5"].map(String::from)
+        );
         assert_eq!(table.rows[0][0], "idle");
         // No net metrics: no Table 5 for them.
         assert!(!tables.iter().any(|t| t.id.starts_with("range-97-net")));

@@ -45,12 +45,19 @@ pub enum StatisticSpec {
     Count,
     /// 0 < p < 100.
     Percentile(f64),
-    /// The range between two percentiles (Akamina Table 5's central 97 %: p1.5 to p98.5).
+    /// The range between two percentiles: the central 97 % is range(p1.5,p98.5).
     Range(f64, f64),
+    /// The fixed-width bin (edges at multiples of the width, in ns, from 0) that holds the
+    /// most samples, and its share: Akamina's Table 5, "the majority of the measurements
+    /// (97%) ... within the range of single measurement bin" (0.5 µs for t1, 2 µs for t2).
+    Bin(u64),
+    /// The share of samples below a bound, in ns: the Xenomai/RTAI paper's "nearly all
+    /// latencies are below 2 µs" is `below(2us)`.
+    Below(u64),
 }
 
 /// The grammar, quoted in parse errors.
-pub const STATISTIC_GRAMMAR: &str = "min, max, mean, stddev, count, pNN[.N] or range(pA,pB)";
+pub const STATISTIC_GRAMMAR: &str = "min, max, mean, stddev, count, pNN[.N], range(pA,pB), bin(WIDTH) or below(TIME)";
 
 impl StatisticSpec {
     pub fn parse(text: &str) -> Result<StatisticSpec, String> {
@@ -79,6 +86,17 @@ impl StatisticSpec {
                 }
                 StatisticSpec::Range(a, b)
             }
+            _ if t.starts_with("bin(") && t.ends_with(')') => {
+                let width =
+                    parse_time_ns(&t["bin(".len()..t.len() - 1]).map_err(|e| bad(&format!("the bin width: {e}")))?;
+                if width == 0 {
+                    return Err(bad("a bin is wider than 0"));
+                }
+                StatisticSpec::Bin(width)
+            }
+            _ if t.starts_with("below(") && t.ends_with(')') => StatisticSpec::Below(
+                parse_time_ns(&t["below(".len()..t.len() - 1]).map_err(|e| bad(&format!("the bound: {e}")))?,
+            ),
             _ if t.starts_with('p') => StatisticSpec::Percentile(percent(t)?),
             _ => return Err(bad("unknown statistic")),
         })
@@ -95,6 +113,8 @@ impl fmt::Display for StatisticSpec {
             StatisticSpec::Count => f.write_str("count"),
             StatisticSpec::Percentile(p) => write!(f, "p{p}"),
             StatisticSpec::Range(a, b) => write!(f, "range(p{a},p{b})"),
+            StatisticSpec::Bin(width_ns) => write!(f, "bin({width_ns}ns)"),
+            StatisticSpec::Below(bound_ns) => write!(f, "below({bound_ns}ns)"),
         }
     }
 }
@@ -167,6 +187,19 @@ pub struct ColumnSpec {
     pub scenario: Option<String>,
     #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
     pub selector: Option<Selector>,
+    /// A difference of ranges, the paper's way: Akamina's context switch range is the t2
+    /// bin less the t1 bin ([t2 low − t1 high, t2 high − t1 low]). The cell's range less
+    /// this one, taken from the same condition, scenario and measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minus: Option<Subtrahend>,
+}
+
+/// The range a [`ColumnSpec::minus`] subtracts: a metric and a range statistic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subtrahend {
+    pub metric: String,
+    pub statistic: String,
 }
 
 /// A row of the paper, as printed: its label and one value per column ("" = none).
@@ -277,6 +310,15 @@ pub struct CellSpec {
     pub statistic: StatisticSpec,
     pub scenario: Option<String>,
     pub selector: Selector,
+    /// The range subtracted from this cell's (metric, statistic), see [`ColumnSpec::minus`].
+    pub minus: Option<(String, StatisticSpec)>,
+}
+
+impl StatisticSpec {
+    /// Whether its value is a range (what a difference of ranges takes).
+    pub fn is_range(self) -> bool {
+        matches!(self, StatisticSpec::Range(..) | StatisticSpec::Bin(_))
+    }
 }
 
 /// What the checks of a table need to know about the suite's conditions.
@@ -360,7 +402,27 @@ impl TableSpec {
                 if metric.is_empty() || metric.contains(char::is_whitespace) {
                     return Err(spec_error(&at, format!("metric {metric:?} is not a metric name")));
                 }
-                cells.push(CellSpec { condition, metric, statistic, scenario, selector });
+                let minus = match &column.minus {
+                    None => None,
+                    Some(m) => {
+                        let minus_statistic = StatisticSpec::parse(&m.statistic).map_err(|e| spec_error(&at, e))?;
+                        if !statistic.is_range() || !minus_statistic.is_range() {
+                            return Err(spec_error(
+                                &at,
+                                "minus subtracts a range from a range: both statistics are range(pA,pB) or bin(WIDTH)",
+                            ));
+                        }
+                        let minus_metric = main_metric_of(m.metric.trim());
+                        if minus_metric.is_empty() || minus_metric.contains(char::is_whitespace) {
+                            return Err(spec_error(
+                                &at,
+                                format!("minus: metric {minus_metric:?} is not a metric name"),
+                            ));
+                        }
+                        Some((minus_metric, minus_statistic))
+                    }
+                };
+                cells.push(CellSpec { condition, metric, statistic, scenario, selector, minus });
             }
             out.push(cells);
         }
@@ -502,10 +564,21 @@ pub enum CellValue {
     Count {
         count: u64,
     },
-    /// Two percentiles: the range that holds the samples between them.
+    /// Two percentiles: the range that holds the samples between them; or the difference
+    /// of two such ranges (a column's `minus`).
     Range {
         from_ns: i64,
         to_ns: i64,
+    },
+    /// The fullest fixed-width bin, [from, to), and the share of the samples in it (0..=1).
+    Bin {
+        from_ns: i64,
+        to_ns: i64,
+        share: f64,
+    },
+    /// A share of the samples (0..=1), shown as a percentage.
+    Share {
+        share: f64,
     },
     /// Why there is no value.
     NotMeasured {
@@ -520,6 +593,10 @@ impl CellValue {
             CellValue::Time { ns } => unit.format(*ns),
             CellValue::Count { count } => rtlab_analysis::units::thousands(*count),
             CellValue::Range { from_ns, to_ns } => format!("{} – {}", unit.format(*from_ns), unit.format(*to_ns)),
+            CellValue::Bin { from_ns, to_ns, share } => {
+                format!("{} – {} ({:.1} %)", unit.format(*from_ns), unit.format(*to_ns), share * 100.0)
+            }
+            CellValue::Share { share } => format!("{:.2} %", share * 100.0),
             CellValue::NotMeasured { reason } => format!("not measured: {reason}"),
         }
     }

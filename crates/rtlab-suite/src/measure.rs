@@ -67,13 +67,61 @@ fn measure_cell(cell: &CellSpec, conditions: &[ConditionRun]) -> Result<CellValu
         return not_measured(format!("the run of {:?} has no {} measurements{at}", cell.condition, cell.metric));
     }
     let combined = combine(&measurements)?;
-    Ok(statistic_value(cell.statistic, combined.histogram.as_ref(), &combined.moments)
-        .unwrap_or_else(|| CellValue::NotMeasured { reason: "no samples".into() }))
+    let Some(value) = statistic_value(cell.statistic, combined.histogram.as_ref(), &combined.moments) else {
+        return not_measured("no samples".into());
+    };
+    let Some((minus_metric, minus_statistic)) = &cell.minus else { return Ok(value) };
+    // The subtracted range: the same condition, scenario and selection, another metric.
+    let other = CellSpec { metric: minus_metric.clone(), statistic: *minus_statistic, minus: None, ..cell.clone() };
+    let other_measurements = cell_measurements(&other, run);
+    if other_measurements.is_empty() {
+        if !condition.gaps.is_empty() {
+            return not_measured(condition.gaps.join("; "));
+        }
+        return not_measured(format!("the run of {:?} has no {} measurements", cell.condition, minus_metric));
+    }
+    let other_combined = combine(&other_measurements)?;
+    let Some(subtracted) =
+        statistic_value(*minus_statistic, other_combined.histogram.as_ref(), &other_combined.moments)
+    else {
+        return not_measured(format!("no {minus_metric} samples"));
+    };
+    Ok(range_difference(&value, &subtracted).unwrap_or(value))
+}
+
+/// `a` less `b`, both ranges: [a low − b high, a high − b low] (Akamina's context switch
+/// range from its t2 and t1 bins). None when either is not a range.
+pub fn range_difference(a: &CellValue, b: &CellValue) -> Option<CellValue> {
+    let bounds = |v: &CellValue| match *v {
+        CellValue::Range { from_ns, to_ns } | CellValue::Bin { from_ns, to_ns, .. } => Some((from_ns, to_ns)),
+        _ => None,
+    };
+    let ((a_from, a_to), (b_from, b_to)) = (bounds(a)?, bounds(b)?);
+    Some(CellValue::Range { from_ns: a_from - b_to, to_ns: a_to - b_from })
+}
+
+/// [`rtlab_analysis::fullest_bin`] as a cell: the bin and its share of the samples.
+pub fn fullest_bin(histogram: &LatencyHistogram, width_ns: u64) -> Option<CellValue> {
+    let bin = rtlab_analysis::fullest_bin(histogram, width_ns)?;
+    Some(CellValue::Bin { from_ns: bin.from_ns as i64, to_ns: bin.to_ns as i64, share: bin.share(histogram.count()) })
+}
+
+/// The share of the histogram's samples below `bound_ns`, each bucket counted by its middle
+/// value (as [`rtlab_analysis::fullest_bin`] counts). None without samples.
+pub fn share_below(histogram: &LatencyHistogram, bound_ns: u64) -> Option<CellValue> {
+    let total = histogram.count();
+    if total == 0 {
+        return None;
+    }
+    let hdr = histogram.hdr();
+    let below: u64 =
+        histogram.buckets().filter(|(value, _)| hdr.median_equivalent(*value) < bound_ns).map(|(_, count)| count).sum();
+    Some(CellValue::Share { share: below as f64 / total as f64 })
 }
 
 /// A statistic of a distribution: min, max, mean and stddev exact (from the moments),
 /// percentiles the histogram's nearest-rank value clamped to the exact extremes (as in
-/// every rtlab summary). None without samples.
+/// every rtlab summary), a bin counted from the histogram. None without samples.
 pub fn statistic_value(
     statistic: StatisticSpec,
     histogram: Option<&LatencyHistogram>,
@@ -91,6 +139,8 @@ pub fn statistic_value(
         StatisticSpec::Stddev => CellValue::Time { ns: moments.stddev()?.round() as i64 },
         StatisticSpec::Percentile(p) => CellValue::Time { ns: at(p)? },
         StatisticSpec::Range(a, b) => CellValue::Range { from_ns: at(a)?, to_ns: at(b)? },
+        StatisticSpec::Bin(width_ns) => fullest_bin(histogram?, width_ns)?,
+        StatisticSpec::Below(bound_ns) => share_below(histogram?, bound_ns)?,
         StatisticSpec::Count => CellValue::Count { count: moments.count },
     })
 }
@@ -102,11 +152,24 @@ mod tests {
 
     #[test]
     fn statistics_parse_and_print_back() {
-        for text in ["min", "max", "mean", "stddev", "count", "p99.999", "p50", "range(p1.5,p98.5)"] {
+        for text in [
+            "min",
+            "max",
+            "mean",
+            "stddev",
+            "count",
+            "p99.999",
+            "p50",
+            "range(p1.5,p98.5)",
+            "bin(500ns)",
+            "below(2000ns)",
+        ] {
             assert_eq!(StatisticSpec::parse(text).unwrap().to_string(), text);
         }
         assert_eq!(StatisticSpec::parse(" range(p1.5, p98.5) ").unwrap(), StatisticSpec::Range(1.5, 98.5));
-        for bad in ["p100", "p0", "pxx", "median", "range(p9)", "range(p9,p1)", ""] {
+        assert_eq!(StatisticSpec::parse("bin(0.5us)").unwrap(), StatisticSpec::Bin(500));
+        assert_eq!(StatisticSpec::parse("bin(2us)").unwrap(), StatisticSpec::Bin(2000));
+        for bad in ["p100", "p0", "pxx", "median", "range(p9)", "range(p9,p1)", "", "bin(0us)", "bin(wide)"] {
             let e = StatisticSpec::parse(bad).unwrap_err();
             assert!(e.contains(STATISTIC_GRAMMAR), "{e}");
         }
@@ -124,6 +187,7 @@ mod tests {
             statistic: Some(statistic.into()),
             scenario: None,
             selector: None,
+            minus: None,
         }
     }
 
@@ -214,5 +278,62 @@ mod tests {
         assert_eq!(Some(to_ns), percentile(&h, 0.985));
         assert_eq!(CellValue::Range { from_ns: 3500, to_ns: 4000 }.text(Unit::Us), "3.5 – 4.0");
         assert!(statistic_value(StatisticSpec::Max, None, &Moments::new()).is_none());
+    }
+
+    #[test]
+    fn the_fullest_bin_is_counted_as_the_paper_counts_it() {
+        // 970 samples in [12, 14) µs, 20 in [14, 16), 10 at 40 µs: the paper's "12 - 14".
+        let mut h = LatencyHistogram::new(rtlab_analysis::DEFAULT_MAX_NS).unwrap();
+        let mut m = Moments::new();
+        let mut record = |v: i64, n: usize| {
+            for _ in 0..n {
+                h.record(v);
+                m.record(v);
+            }
+        };
+        record(12_000, 500);
+        record(13_990, 470);
+        record(14_000, 20);
+        record(40_000, 10);
+        let bin = statistic_value(StatisticSpec::Bin(2000), Some(&h), &m).unwrap();
+        assert_eq!(bin, CellValue::Bin { from_ns: 12_000, to_ns: 14_000, share: 0.97 });
+        assert_eq!(bin.text(Unit::Us), "12.0 – 14.0 (97.0 %)");
+        // Ties go to the lower bin; no histogram, no bin.
+        let mut tie = LatencyHistogram::new(rtlab_analysis::DEFAULT_MAX_NS).unwrap();
+        tie.record(3_600);
+        tie.record(4_100);
+        let CellValue::Bin { from_ns, share, .. } = fullest_bin(&tie, 500).unwrap() else { panic!() };
+        assert_eq!((from_ns, share), (3_500, 0.5));
+        assert!(statistic_value(StatisticSpec::Bin(500), None, &m).is_none());
+        // 500 + 470 of 1000 samples are below 14 µs.
+        let below = statistic_value(StatisticSpec::Below(14_000), Some(&h), &m).unwrap();
+        assert_eq!(below, CellValue::Share { share: 0.97 });
+        assert_eq!(below.text(Unit::Us), "97.00 %");
+        assert_eq!(StatisticSpec::parse("below(2us)").unwrap(), StatisticSpec::Below(2000));
+    }
+
+    #[test]
+    fn a_difference_of_ranges_is_the_papers_context_switch_range() {
+        // Akamina Table 5, 2.4 Linux: t2 12 - 14, t1 3.5 - 4.0, context switch 8.0 - 10.5.
+        let t2 = CellValue::Bin { from_ns: 12_000, to_ns: 14_000, share: 0.98 };
+        let t1 = CellValue::Bin { from_ns: 3_500, to_ns: 4_000, share: 0.99 };
+        let cs = range_difference(&t2, &t1).unwrap();
+        assert_eq!(cs, CellValue::Range { from_ns: 8_000, to_ns: 10_500 });
+        assert_eq!(cs.text(Unit::Us), "8.0 – 10.5");
+        assert!(range_difference(&CellValue::Time { ns: 1 }, &t1).is_none());
+    }
+
+    #[test]
+    fn minus_takes_two_ranges() {
+        let n = names();
+        let names = ConditionNames { conditions: &n };
+        let minus = |statistic: &str| ColumnSpec {
+            minus: Some(Subtrahend { metric: "timer.irq".into(), statistic: statistic.into() }),
+            ..column("unloaded", "bin(2us)")
+        };
+        let cells = table(vec![minus("bin(0.5us)")]).cells(&names).unwrap();
+        assert_eq!(cells[0][0].minus, Some(("timer.irq".to_string(), StatisticSpec::Bin(500))));
+        let e = table(vec![minus("max")]).check(&names).unwrap_err().to_string();
+        assert!(e.contains("minus subtracts a range from a range"), "{e}");
     }
 }

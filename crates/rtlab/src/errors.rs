@@ -1,5 +1,5 @@
-//! Error classes that decide the exit code (DESIGN.md: 2 bad usage or input, 3 cannot
-//! measure).
+//! Error classes that decide the exit code (README.md, "Exit codes": 2 bad usage or input,
+//! 3 cannot measure).
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
 //! The workspace's layers, read from its sources: which crate may depend on which, and no
-//! circle of imports between the modules of a crate (DESIGN: data flows one way). Run with
-//! `--nocapture` to see both graphs (`./run-tests --test layers -- --nocapture`).
+//! circle of imports between the modules of a crate (data flows one way: README.md, "More").
+//! Run with `--nocapture` to see both graphs (`./run-tests --test layers -- --nocapture`).
 //!
 //! A module's imports are the `crate::...` and `super::...` paths in its file (comments and
 //! `#[cfg(test)] mod tests` blocks left out: a test may reach anywhere). Checked at two
