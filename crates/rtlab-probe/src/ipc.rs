@@ -616,11 +616,12 @@ impl Probe for IpcProbe {
         let IpcProbe { config, pair } = *self;
         let (mut thread, raw_written) = run_pair(pair, &stop)?;
         thread.thread_name = format!("{}/{}", config.name, config.stimulus.receiver_cpu);
-        thread.details = vec![
+        // Extended, not replaced: the raw writer may have left its account there.
+        thread.details.extend([
             ("mechanism".into(), Detail::Text(config.mechanism.name().into())),
             ("rate_hz".into(), Detail::Float(config.stimulus.rate_hz)),
             ("trigger_cpu".into(), Detail::Int(config.stimulus.trigger_cpu as i64)),
-        ];
+        ]);
         Ok(ProbeOutput {
             probe: config.name.into(),
             threads: vec![thread],

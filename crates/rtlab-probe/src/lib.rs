@@ -224,7 +224,8 @@ pub struct ThreadOutput {
     /// probes, stimuli that produced no sample (a dropped datagram, coalesced wake-ups).
     /// `cycles` = recorded samples of the main metric + `overruns`.
     pub overruns: u64,
-    /// Raw samples the writer could not take in time (only with raw output).
+    /// Raw samples the writer could not take in time, and those it took but did not write
+    /// because the file system was nearly full (only with raw output).
     pub lost: u64,
     pub metrics: Vec<MetricOutput>,
     /// The thread stopped early because a stop was requested.

@@ -206,10 +206,11 @@ impl Probe for SwitchProbe {
             }
             let (mut thread, raw_written) = run_pair(pair, &stop)?;
             thread.thread_name = format!("switch/{}", variant.name());
-            thread.details = vec![
+            // Extended, not replaced: the raw writer may have left its account there.
+            thread.details.extend([
                 ("variant".into(), Detail::Text(variant.name().into())),
                 ("rate_hz".into(), Detail::Float(config.stimulus.rate_hz)),
-            ];
+            ]);
             if !thread.interrupted && round_trips > 0 {
                 if let Some(total_ns) =
                     run_burst(burst, round_trips, cpu, config.sampling.setup, config.stimulus.trigger_setup, &stop)?

@@ -2,8 +2,8 @@
 //! them, cut their blocking calls short when they must stop, join them, and turn a failed
 //! or panicked thread into an error for the whole probe.
 
-use crate::raw::RawWriter;
-use crate::{ProbeError, ThreadOutput, ThreadSetup};
+use crate::raw::{RawOutcome, RawWriter};
+use crate::{Detail, ProbeError, ThreadOutput, ThreadSetup};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -150,11 +150,39 @@ pub fn run_workers(
         }
     }
     let raw_written = match writer {
-        Some(w) => w.finish()?,
+        Some(w) => {
+            let outcome = w.finish()?;
+            account_not_written(&mut outputs, &outcome);
+            outcome.written()
+        }
         None => Vec::new(),
     };
     if let Some(e) = first_error {
         return Err(e);
     }
     Ok((outputs, raw_written))
+}
+
+/// Detail of a thread whose raw samples were not all written because the writer stopped
+/// (the file system was nearly full): how many, and why (docs/raw-samples.md).
+pub const RAW_NOT_WRITTEN: &str = "raw_not_written";
+/// Detail: why the raw writer stopped, one sentence.
+pub const RAW_STOPPED: &str = "raw_stopped";
+
+/// Samples the raw writer took but did not write count as the thread's `lost`, like those
+/// a full ring refused, so that for each raw file `raw_samples + lost == count` still holds;
+/// the thread also gets the details [`RAW_NOT_WRITTEN`] and [`RAW_STOPPED`].
+fn account_not_written(threads: &mut [ThreadOutput], outcome: &RawOutcome) {
+    for thread in threads {
+        let not_written: u64 =
+            thread.metrics.iter().filter_map(|m| m.raw_file.as_deref()).map(|path| outcome.not_written(path)).sum();
+        if not_written == 0 {
+            continue;
+        }
+        thread.lost += not_written;
+        thread.details.push((RAW_NOT_WRITTEN.into(), Detail::Int(i64::try_from(not_written).unwrap_or(i64::MAX))));
+        if let Some(stop) = &outcome.stop {
+            thread.details.push((RAW_STOPPED.into(), Detail::Text(stop.to_string())));
+        }
+    }
 }

@@ -235,6 +235,9 @@ fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
         } else if s.interrupted && !run.interrupted {
             serious.push(format!("scenario {} was cut short.", s.name));
         }
+        if let Some(why) = &s.raw_stopped {
+            serious.push(format!("scenario {}: {why}.", s.name));
+        }
     }
     serious.extend(run.split.iter().flat_map(|s| s.warnings()).map(|w| format!("kernel split: {w}.")));
     if run.host.virtualization.guest && !run.warnings.iter().any(|w| w.code == "virtual-machine") {
@@ -246,10 +249,12 @@ fn run_warnings(run: &RunResult) -> (Vec<String>, Vec<String>) {
     other.extend(run.warnings.iter().map(|w| w.message.clone()));
     let lost: u64 = run.measurements.iter().map(|m| m.lost).sum();
     if lost > 0 {
-        other.push(format!(
-            "{} raw samples were lost (the writer could not keep up); the histograms hold them.",
-            thousands(lost)
-        ));
+        let why = if run.scenarios.iter().any(|s| s.raw_stopped.is_some()) {
+            "not written for want of space, or the writer could not keep up"
+        } else {
+            "the writer could not keep up"
+        };
+        other.push(format!("{} raw samples were lost ({why}); the histograms hold them.", thousands(lost)));
     }
     (serious, other)
 }

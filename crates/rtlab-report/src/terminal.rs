@@ -253,7 +253,9 @@ impl Exporter for TerminalSummary {
                 let _ = writeln!(out, "{line}");
             }
             let lost: u64 = sd.main().map(|m| m.overall().lost).unwrap_or(0);
-            if lost > 0 {
+            if let Some(why) = &scenario.raw_stopped {
+                let _ = writeln!(out, "!! {why}.");
+            } else if lost > 0 {
                 let _ = writeln!(
                     out,
                     "!! {} raw samples were lost (the writer fell behind); histograms are complete.",

@@ -183,6 +183,12 @@ pub struct Scenario {
     /// Set when a load stopped working before the measurement ended (it died, or its
     /// program exited): this scenario's measurements were not taken under the full load.
     pub load_failure: Option<String>,
+    /// Set when raw samples (`--raw`) stopped being written in this scenario because the
+    /// file system was nearly full (free space below the raw writer's reserve) or full
+    /// (ENOSPC, EDQUOT): one sentence saying where, why and how many were not written. The
+    /// histograms hold every sample; those not written count as `lost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_stopped: Option<String>,
     /// Seconds the loads ran before measuring began.
     pub settle_s: f64,
     /// Wall time spent sampling in this scenario, in seconds.

@@ -95,7 +95,7 @@ impl ReportSet {
 }
 
 /// What qualifies the results of `run`: not real-time results (and why), an interruption,
-/// scenarios not measured under their full load, and the host's distortions (all of them,
+/// scenarios not measured under their full load, raw samples that stopped, and the host's distortions (all of them,
 /// or only those whose code is in `codes`). With `prefixed`, each starts "run LABEL: ".
 pub fn run_warnings(run: &RunResult, prefixed: bool, codes: Option<&[&str]>) -> Vec<String> {
     let who = if prefixed { format!("run {}: ", run.label) } else { String::new() };
@@ -114,6 +114,9 @@ pub fn run_warnings(run: &RunResult, prefixed: bool, codes: Option<&[&str]>) -> 
     for s in &run.scenarios {
         if let Some(why) = &s.load_failure {
             out.push(format!("{who}scenario {:?} was not measured under its full load: {why}", s.name));
+        }
+        if let Some(why) = &s.raw_stopped {
+            out.push(format!("{who}scenario {:?}: {why}", s.name));
         }
     }
     for d in run.warnings.iter().filter(|d| codes.is_none_or(|codes| codes.contains(&d.code.as_str()))) {

@@ -15,6 +15,7 @@
 //! - [`process::ManagedChild`]: a load's command in its own process group under a small
 //!   supervisor, so that the command and everything it starts are killed on stop, on drop
 //!   and when rtlab itself dies (even by SIGKILL).
+//! - [`statvfs::space_of`]: free space of the file system holding a file.
 
 // Every unsafe block must say why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -29,6 +30,7 @@ pub mod privileges;
 pub mod process;
 pub mod sched;
 pub mod slack;
+pub mod statvfs;
 pub mod sysinfo;
 pub mod tracefs;
 

@@ -150,7 +150,9 @@ pub struct RunArgs {
     /// Name of this run, used in the directory name and reports (default: the hostname)
     #[arg(long, short = 'l')]
     pub label: Option<String>,
-    /// Also save every sample (expected time, latency, CPU) under samples/
+    /// Also save every sample (expected time, latency, CPU) under samples/; stops before
+    /// the file system is full, keeping 5 % of it (1 MiB to 256 MiB) free for run.json and
+    /// report.html, then exits 3 after saving
     #[arg(long)]
     pub raw: bool,
     /// Print nothing while running and no summary (only the verdict line, with --require)

@@ -104,8 +104,15 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
     if let Err(why) = &report_html {
         eprintln!("rtlab: warning: report.html was not written: {why}");
     }
-    // Precedence: a load that failed (3), then an interruption (130), then the verdict (1).
+    // Precedence: a load that failed (3), raw samples that stopped for want of space (3),
+    // then an interruption (130), then the verdict (1).
     if let Some(why) = finished.failed_to_load {
+        return Err(errors::environment(format!(
+            "{why}; the results, marked so, are in {}",
+            finished.run_json.display()
+        )));
+    }
+    if let Some(why) = finished.raw_stopped {
         return Err(errors::environment(format!(
             "{why}; the results, marked so, are in {}",
             finished.run_json.display()

@@ -97,7 +97,9 @@ Bad usage or bad input: an invalid option or value, an unusable output directory
 damaged or unrecognised file (\fBimport\fR names the file, the line and the reason).
 .TP
 \fB3\fR
-Cannot measure as asked: the environment does not allow it, or a scenario's loads failed.
+Cannot measure as asked: the environment does not allow it, a scenario's loads failed,
+or raw samples (\fB\-\-raw\fR) stopped because the file system was nearly full; in the last
+two cases the results and the report are written and marked first.
 .TP
 \fB130\fR
 Interrupted by SIGINT or SIGTERM: the partial results were written, marked interrupted.

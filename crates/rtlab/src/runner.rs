@@ -75,6 +75,9 @@ pub struct Finished {
     /// A scenario whose loads could not start or stopped early: saved and marked, but the
     /// run did not measure what was asked.
     pub failed_to_load: Option<String>,
+    /// Raw samples stopped being written because the file system was (nearly) full: saved
+    /// and marked (the scenarios' `raw_stopped`), but not every sample asked for was kept.
+    pub raw_stopped: Option<String>,
 }
 
 /// Whether the calling process may run a thread at `policy`/`priority`: tried on a
@@ -179,6 +182,7 @@ pub fn run(
     let mut measurements = Vec::new();
     let mut sampling_s = 0.0;
     let mut failed_to_load = None;
+    let mut raw_stopped = None;
     let mut splits = Vec::new();
     for (index, planned) in plan.scenarios.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
@@ -198,6 +202,9 @@ pub fn run(
                 .load_failure
                 .clone()
                 .map(|why| format!("scenario {:?} was not measured under its full load: {why}", planned.name));
+        }
+        if raw_stopped.is_none() {
+            raw_stopped = outcome.scenario.raw_stopped.clone().map(|why| format!("scenario {:?}: {why}", planned.name));
         }
         scenarios.push(outcome.scenario);
         measurements.extend(outcome.measurements);
@@ -282,7 +289,7 @@ pub fn run(
     }
     let run_json =
         result.save(&plan.output).with_context(|| format!("cannot write the results to {}", plan.output.display()))?;
-    Ok(Finished { result, run_json, failed_to_load })
+    Ok(Finished { result, run_json, failed_to_load, raw_stopped })
 }
 
 /// What one scenario produced.
@@ -328,6 +335,7 @@ fn measure_scenario(
         name: name.to_string(),
         loads: Vec::new(),
         load_failure: None,
+        raw_stopped: None,
         settle_s: 0.0,
         duration_s: 0.0,
         interrupted: false,
@@ -374,6 +382,7 @@ fn measure_scenario(
     let mut measurements = Vec::new();
     let mut notes = Vec::new();
     let mut splits = Vec::new();
+    let mut raw_account = RawAccount::default();
     let mut outcome = Ok(());
     for (probe_index, &choice) in plan.probes.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
@@ -407,6 +416,7 @@ fn measure_scenario(
                         notes.push(note);
                     }
                 }
+                raw_account.add(&output);
                 measurements.extend(measurements_of(&output, name, &plan.output)?);
                 if output.threads.iter().any(|t| t.interrupted) {
                     scenario.interrupted = true;
@@ -434,9 +444,50 @@ fn measure_scenario(
         }
     }
     outcome?;
+    scenario.raw_stopped = raw_account.stopped();
     scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
     Ok(ScenarioOutcome { scenario, measurements, notes, splits })
+}
+
+/// What became of a scenario's raw samples: written, and not written because the raw
+/// writer stopped for want of space (rtlab_probe::raw::reserve_bytes).
+#[derive(Default)]
+struct RawAccount {
+    written: u64,
+    not_written: u64,
+    why: Option<String>,
+}
+
+impl RawAccount {
+    fn add(&mut self, output: &ProbeOutput) {
+        use rtlab_probe::workers::{RAW_NOT_WRITTEN, RAW_STOPPED};
+        use rtlab_probe::Detail;
+        self.written += output.raw_written.iter().map(|(_, n)| n).sum::<u64>();
+        for thread in &output.threads {
+            for (key, value) in &thread.details {
+                match (key.as_str(), value) {
+                    (RAW_NOT_WRITTEN, Detail::Int(n)) => self.not_written += u64::try_from(*n).unwrap_or(0),
+                    (RAW_STOPPED, Detail::Text(why)) if self.why.is_none() => self.why = Some(why.clone()),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// The scenario's `raw_stopped` sentence, when samples were not written.
+    fn stopped(&self) -> Option<String> {
+        use rtlab_analysis::units::thousands;
+        (self.not_written > 0).then(|| {
+            format!(
+                "raw samples stopped at {}: {}; {} samples not written (counted as lost; the histograms hold every \
+                 sample)",
+                thousands(self.written),
+                self.why.as_deref().unwrap_or("the file system was full"),
+                thousands(self.not_written)
+            )
+        })
+    }
 }
 
 /// One probe in a scenario: build it (allocating everything its threads touch), sample on

@@ -472,6 +472,7 @@ pub fn build_run(
             name: IMPORTED_SCENARIO.to_string(),
             loads: Vec::new(),
             load_failure: None,
+            raw_stopped: None,
             settle_s: 0.0,
             duration_s,
             interrupted: false,
