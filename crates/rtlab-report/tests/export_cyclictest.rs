@@ -227,3 +227,37 @@ fn one_run_one_metric() {
     let value: serde_json::Value = serde_json::from_str(&jitter.render(&set_of(native_run())).unwrap()).unwrap();
     assert_eq!(value["thread"]["0"]["cycles"], 4999);
 }
+
+/// cyclictest has no scenarios: a run with several gives one only when asked by name, and
+/// then exactly that scenario's threads.
+#[test]
+fn one_scenario_at_a_time() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/simulated-two-scenarios.run.json");
+    let run = RunResult::load(&path).unwrap();
+    let several = "the run has several scenarios (idle, cpu:threads=1+proc-read): choose one with --scenario";
+    let err = CyclictestHist::default().render(&set_of(run.clone())).unwrap_err();
+    assert!(err.to_string().contains(several), "{err}");
+    let err = CyclictestJson::default().render(&set_of(run.clone())).unwrap_err();
+    assert!(err.to_string().contains(several), "{err}");
+
+    let mut maxima = Vec::new();
+    for scenario in ["idle", "cpu:threads=1+proc-read"] {
+        let selection = Selection { metric: None, scenario: Some(scenario.into()) };
+        let text = CyclictestJson { selection: selection.clone() }.render(&set_of(run.clone())).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut threads: Vec<_> = run.measurements_of(scenario, "timer.latency").collect();
+        threads.sort_by_key(|m| m.cpu);
+        assert_eq!(value["num_threads"], threads.len());
+        for (i, m) in threads.iter().enumerate() {
+            let thread = &value["thread"][i.to_string()];
+            assert_eq!(thread["cpu"], m.cpu);
+            assert_eq!(thread["cycles"], m.count, "{scenario} CPU {}", m.cpu);
+            assert_eq!(thread["max"], m.moments.max().unwrap() / 1000, "{scenario} CPU {}", m.cpu);
+        }
+        let hist = CyclictestHist { selection }.render(&set_of(run.clone())).unwrap();
+        let max_line = footer(&hist, threads.len()).into_iter().find(|(label, _)| label == "# Max Latencies:").unwrap();
+        assert_eq!(max_line.1, threads.iter().map(|m| (m.moments.max().unwrap() / 1000) as u64).collect::<Vec<_>>());
+        maxima.push(max_line.1);
+    }
+    assert_ne!(maxima[0], maxima[1], "the fixture's scenarios differ, so a mix-up would show");
+}

@@ -153,6 +153,33 @@ fn hdr_log_refuses_to_guess_the_scenario() {
     assert!(error.contains("several scenarios (idle, cpu:threads=1+proc-read): choose one with --scenario"), "{error}");
 }
 
+/// A log never mixes scenarios: each holds one, named in its header, with that scenario's
+/// threads only, and the two logs' intervals do not overlap in time (so even logs appended
+/// to one file stay apart). The tags stay `cpuN`: see docs/export/hdr-log.md.
+#[test]
+fn hdr_log_holds_one_scenario_named_in_its_header() {
+    let run = load(TWO_SCENARIOS);
+    let mut spans = Vec::new();
+    for scenario in ["idle", LOADED] {
+        let selection = Selection { metric: None, scenario: Some(scenario.into()) };
+        let text = HdrLog { selection }.render(&set_of(vec![run.clone()])).unwrap();
+        assert!(
+            text.contains(&format!(
+                "#[rtlab {}: run \"two-scenarios\", scenario {scenario:?}, metric \"timer.latency\"]\n",
+                run.tool.version
+            )),
+            "{text}"
+        );
+        let intervals = assert_log_matches(&text, &run, scenario, "timer.latency");
+        let tags: Vec<Option<&str>> = intervals.iter().map(|i| i.tag.as_deref()).collect();
+        assert_eq!(tags, [None, Some("cpu0"), Some("cpu1")]);
+        spans.push((intervals[0].start, intervals[0].start + intervals[0].length, intervals[0].histogram.max()));
+    }
+    let (idle, loaded) = (spans[0], spans[1]);
+    assert!(idle.1 <= loaded.0, "the loaded scenario's interval starts after the idle one ends: {spans:?}");
+    assert_ne!(idle.2, loaded.2, "the fixture's scenarios differ, so a mix-up would show");
+}
+
 #[test]
 fn hdr_log_tags_several_threads_on_one_cpu_apart() {
     let run = load(common::DERIVED);
@@ -226,6 +253,40 @@ fn junit_has_one_test_per_check_with_failures_and_errors() {
         }
     }
     insta::assert_snapshot!("junit_two_scenarios", xml);
+}
+
+/// One requirement on a two-scenario run: one test per scenario, each named with its
+/// scenario (the classname is the run's suite), judged on that scenario's samples alone.
+#[test]
+fn junit_tells_the_scenarios_of_a_run_apart() {
+    let run = load(TWO_SCENARIOS);
+    let max_of = |scenario: &str| run.measurements_of(scenario, "timer.latency").filter_map(|m| m.moments.max()).max();
+    let (idle_max, loaded_max) = (max_of("idle").unwrap(), max_of(LOADED).unwrap());
+    // A bound between the two maxima: met unloaded, not met loaded.
+    assert!(idle_max < 2_900_000 && 2_900_000 <= loaded_max, "{idle_max} {loaded_max}");
+    let xml = JunitReport.render(&judged(vec![run], &["timer max < 2900us"])).unwrap();
+    let suites = parse_junit(&xml);
+    let cases = &suites.suites[0].cases;
+    let names: Vec<(&str, Option<&str>)> =
+        cases.iter().map(|c| (c.original_name.as_str(), c.classname.as_deref())).collect();
+    assert_eq!(
+        names,
+        [
+            ("timer.latency max < 2900us · idle", Some("rtlab.two-scenarios")),
+            ("timer.latency max < 2900us · cpu:threads=1+proc-read", Some("rtlab.two-scenarios")),
+        ]
+    );
+    assert!(cases[0].status.is_success(), "{:?}", cases[0]);
+    assert!(cases[0].system_out.as_deref().unwrap_or_default().contains("run: two-scenarios, scenario: idle\n"));
+    assert!(cases[0].system_out.as_deref().unwrap_or_default().contains(&format!("({idle_max} ns)")));
+    let failure = cases[1].status.failure_as_ref();
+    assert!(failure.message.contains(&format!("under {LOADED}; required < 2900.000 µs")), "{}", failure.message);
+    assert!(failure.text.contains(&format!("run: two-scenarios, scenario: {LOADED}\n")), "{}", failure.text);
+    assert!(failure.text.contains(&format!(
+        "measured: {}.{:03} µs ({loaded_max} ns)",
+        loaded_max / 1000,
+        loaded_max % 1000
+    )));
 }
 
 #[test]
@@ -420,6 +481,31 @@ fn openmetrics_of_every_probe_matches_the_run() {
     let text = OpenMetrics.render(&set_of(vec![run.clone()])).unwrap();
     assert_exposition_matches(&text, &run);
     assert!(!text.contains("rtlab_requirement_met"), "no verdict, no verdict gauges");
+}
+
+/// The same metric, CPU and thread in two scenarios are two series, told apart by the
+/// `scenario` label, each with its own scenario's values.
+#[test]
+fn openmetrics_keeps_the_scenarios_of_a_run_apart() {
+    let run = load(TWO_SCENARIOS);
+    let text = OpenMetrics.render(&set_of(vec![run.clone()])).unwrap();
+    let series: Vec<&str> = text.lines().filter(|l| l.starts_with("rtlab_sample_max_seconds{")).collect();
+    assert_eq!(series.len(), run.measurements.len(), "one series per measurement: {series:?}");
+    for m in &run.measurements {
+        let line = format!(
+            "rtlab_sample_max_seconds{{run=\"two-scenarios\",scenario=\"{}\",metric=\"{}\",cpu=\"{}\",thread=\"{}\"}} {}",
+            m.scenario,
+            m.metric,
+            m.cpu,
+            m.thread,
+            rtlab_formats::export::openmetrics::seconds(m.moments.max().unwrap().into())
+        );
+        assert!(series.contains(&line.as_str()), "{line} not in {series:?}");
+    }
+    // Every sample of a measurement or a scenario carries the label.
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("rtlab_verdict_met")) {
+        assert!(line.contains(",scenario=\""), "{line}");
+    }
 }
 
 #[test]

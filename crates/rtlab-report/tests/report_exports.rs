@@ -69,6 +69,47 @@ fn csv_of_two_scenarios() {
     insta::assert_snapshot!("csv_two", text);
 }
 
+/// The report's tables have a column or a row per configuration (a scenario of a run), so
+/// the CSV and the JSON keep a run's scenarios apart: each scenario's figures are its own.
+#[test]
+fn csv_and_json_keep_the_scenarios_apart() {
+    let set = set(&[TWO]);
+    let run = &set.runs[0].run;
+    let loaded = "cpu:threads=1+proc-read";
+    let of = |scenario: &str| {
+        let threads: Vec<_> = run.measurements_of(scenario, "timer.latency").collect();
+        let samples: u64 = threads.iter().map(|m| m.count).sum();
+        (samples, threads.iter().filter_map(|m| m.moments.max()).max().unwrap())
+    };
+    let ((idle_n, idle_max), (loaded_n, loaded_max)) = (of("idle"), of(loaded));
+    assert_ne!(idle_max, loaded_max, "the fixture's scenarios differ, so a mix-up would show");
+
+    let csv = CsvReport.render(&set).unwrap();
+    let section: Vec<&str> = csv
+        .split("\r\n\r\n")
+        .find(|s| s.starts_with("table,percentiles-timer.latency,"))
+        .expect("the percentiles table")
+        .lines()
+        .collect();
+    assert_eq!(section[1], format!("statistic,idle,{loaded}"));
+    assert!(section.contains(&format!("samples,{idle_n},{loaded_n}").as_str()), "{section:?}");
+    assert!(section.contains(&format!("max,{idle_max},{loaded_max}").as_str()), "{section:?}");
+    let moments: Vec<&str> = csv.lines().filter(|l| l.starts_with("timer.latency,")).collect();
+    assert!(moments.iter().any(|l| l.starts_with("timer.latency,idle,") && l.ends_with(&format!(",{idle_max}"))));
+    assert!(moments
+        .iter()
+        .any(|l| l.starts_with(&format!("timer.latency,{loaded},")) && l.ends_with(&format!(",{loaded_max}"))));
+
+    let json: serde_json::Value = serde_json::from_str(&JsonReport.render(&set).unwrap()).unwrap();
+    let scenarios: Vec<&str> =
+        json["configurations"].as_array().unwrap().iter().map(|c| c["scenario"].as_str().unwrap()).collect();
+    assert_eq!(scenarios, ["idle", loaded]);
+    let table = json["tables"].as_array().unwrap().iter().find(|t| t["id"] == "percentiles-timer.latency").unwrap();
+    assert_eq!(table["columns"], serde_json::json!(["statistic", "idle", loaded]));
+    let max_row = table["csv_rows"].as_array().unwrap().iter().find(|r| r[0] == "max").unwrap();
+    assert_eq!(*max_row, serde_json::json!(["max", idle_max.to_string(), loaded_max.to_string()]));
+}
+
 #[test]
 fn json_of_one_scenario() {
     let text = JsonReport.render(&set(&[ONE])).unwrap();

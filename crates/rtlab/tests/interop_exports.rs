@@ -1,8 +1,8 @@
-//! `rtlab report --format hdr-log|junit|openmetrics` through the binary, on the saved
-//! fixtures of rtlab-report: what goes to stdout or to `-o FILE`, and the exit codes (0, 1
-//! when a requirement is not met with the document still written, 2 for what cannot be
-//! exported, with one line saying why). The documents' contents are checked by
-//! rtlab-report's tests/export_interchange.rs.
+//! `rtlab report --format hdr-log|junit|openmetrics|cyclictest-hist|cyclictest-json` through
+//! the binary, on the saved fixtures of rtlab-report: what goes to stdout or to `-o FILE`,
+//! and the exit codes (0, 1 when a requirement is not met with the document still written,
+//! 2 for what cannot be exported, with one line saying why). The documents' contents are
+//! checked by rtlab-report's tests/export_interchange.rs and export_cyclictest.rs.
 
 mod common;
 
@@ -94,6 +94,35 @@ fn hdr_log_of_a_two_scenario_run_needs_a_scenario() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("#[Histogram log format version 1.3]\n"));
     assert_eq!(stdout.lines().filter(|l| l.starts_with("Tag=cpu")).count(), 2);
+}
+
+/// cyclictest has no scenarios: its files of a two-scenario run need `--scenario`, and each
+/// then holds that scenario's threads alone.
+#[test]
+fn cyclictest_of_a_two_scenario_run_needs_a_scenario() {
+    for format in ["cyclictest-hist", "cyclictest-json"] {
+        let (code, stdout, stderr) = report(TWO_SCENARIOS, &["--format", format]);
+        assert_eq!(code, 2, "{format}: {stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "rtlab: error: --format {format}: the run has several scenarios (idle, cpu:threads=1+proc-read): \
+                 choose one with --scenario\n"
+            )
+        );
+    }
+    let mut maxima = Vec::new();
+    for scenario in ["idle", "cpu:threads=1+proc-read"] {
+        let (code, stdout, stderr) = report(TWO_SCENARIOS, &["--format", "cyclictest-json", "--scenario", scenario]);
+        assert_eq!(code, 0, "{stderr}");
+        let value: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(value["num_threads"], 2);
+        maxima.push((value["thread"]["0"]["max"].clone(), value["thread"]["1"]["max"].clone()));
+    }
+    // The fixture's maxima per scenario and CPU, in whole µs as cyclictest prints them.
+    assert_eq!(maxima, [(2697.into(), 2815.into()), (2135.into(), 2992.into())]);
 }
 
 #[test]

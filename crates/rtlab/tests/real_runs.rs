@@ -185,7 +185,7 @@ fn raw_samples_and_csv_export_agree_with_the_summary() {
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&output.stderr));
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("probe,metric,cpu,expected_ns,value_ns,overrun"));
+    assert_eq!(lines.next(), Some("scenario,probe,metric,cpu,expected_ns,value_ns,overrun"));
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len() as u64, total, "one row per sample");
 
@@ -196,12 +196,12 @@ fn raw_samples_and_csv_export_agree_with_the_summary() {
         let mut previous_expected = 0u64;
         for row in &rows {
             let cols: Vec<&str> = row.split(',').collect();
-            assert_eq!(cols.len(), 6, "row {row:?}");
-            if cols[2].parse::<u64>().unwrap() != cpu {
+            assert_eq!(cols.len(), 7, "row {row:?}");
+            if cols[3].parse::<u64>().unwrap() != cpu {
                 continue;
             }
-            assert_eq!(&cols[..2], ["timer", "timer.latency"]);
-            let expected: u64 = cols[3].parse().unwrap();
+            assert_eq!(&cols[..3], ["idle", "timer", "timer.latency"]);
+            let expected: u64 = cols[4].parse().unwrap();
             assert!(
                 expected > previous_expected,
                 "CPU {cpu}: expiries not increasing ({previous_expected} then {expected})"
@@ -211,9 +211,9 @@ fn raw_samples_and_csv_export_agree_with_the_summary() {
                 assert_eq!((expected - previous_expected) % 200_000, 0, "CPU {cpu}: expiries off the 200 µs grid");
             }
             previous_expected = expected;
-            values.push(cols[4].parse::<i64>().unwrap());
-            assert!(cols[5] == "0" || cols[5] == "1", "row {row:?}: overrun column");
-            flags.push(cols[5] == "1");
+            values.push(cols[5].parse::<i64>().unwrap());
+            assert!(cols[6] == "0" || cols[6] == "1", "row {row:?}: overrun column");
+            flags.push(cols[6] == "1");
         }
         assert_eq!(values.len() as u64, u(m, "count"), "CPU {cpu}: CSV rows");
         // Each flagged wake-up skipped at least one expiry. Only skipped expiries inside

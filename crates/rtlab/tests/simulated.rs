@@ -144,7 +144,7 @@ fn simulated_raw_csv() {
     let head: Vec<&str> = csv.lines().take(12).collect();
     insta::assert_snapshot!("raw_csv_head_simulate_5", head.join("\n"));
 
-    let mut values: Vec<i64> = csv.lines().skip(1).map(|l| l.split(',').nth(4).unwrap().parse().unwrap()).collect();
+    let mut values: Vec<i64> = csv.lines().skip(1).map(|l| l.split(',').nth(5).unwrap().parse().unwrap()).collect();
     let flagged = csv.lines().skip(1).filter(|l| l.ends_with(",1")).count() as u64;
     assert!(flagged > 0 && flagged <= u(m, "overruns"));
     values.sort_unstable();
@@ -159,6 +159,63 @@ fn simulated_raw_csv() {
             "{name}: summary {reported} vs nearest-rank {exact} of the raw samples"
         );
     }
+}
+
+/// Raw samples of a run with two load scenarios: every row names its scenario, and each
+/// scenario's rows are its own raw files' samples (the same CPUs and expiries in both
+/// scenarios, so nothing else tells them apart).
+#[test]
+fn simulated_raw_csv_of_two_scenarios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sim");
+    simulated_stdout(
+        &dir,
+        &[
+            "--simulate",
+            "5",
+            "--samples",
+            "300",
+            "--cpus",
+            "0",
+            "--load",
+            "idle,cpu",
+            "--settle",
+            "100ms",
+            "--raw",
+            "--quiet",
+        ],
+    );
+    let run = run_json(&dir);
+    let output = rtlab().args(["export", "--format", "csv"]).arg(&dir).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let csv = String::from_utf8(output.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("scenario,probe,metric,cpu,expected_ns,value_ns,overrun"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for m in measurements(&run, "timer.latency") {
+        let scenario = m["scenario"].as_str().unwrap();
+        let of_scenario: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == scenario).collect();
+        assert_eq!(of_scenario.len() as u64, u(m, "raw_samples"), "{scenario}");
+        assert_eq!(of_scenario.len() as u64, u(m, "count"), "{scenario}");
+        let max = of_scenario.iter().map(|r| r[5].parse::<i64>().unwrap()).max().unwrap();
+        assert_eq!(max, common::i(&m["summary"], "max"), "{scenario}: the largest of its rows is its max");
+    }
+    let scenarios: Vec<&str> = rows.iter().map(|r| r[0]).fold(Vec::new(), |mut v, s| {
+        if v.last() != Some(&s) {
+            v.push(s);
+        }
+        v
+    });
+    assert_eq!(scenarios, ["idle", "cpu"], "one block per scenario, in the order measured");
+    // The header and the first rows of each scenario.
+    let heads: Vec<&str> = csv
+        .lines()
+        .take(1)
+        .chain(
+            ["idle", "cpu"].iter().flat_map(|s| csv.lines().filter(move |l| l.starts_with(&format!("{s},"))).take(3)),
+        )
+        .collect();
+    insta::assert_snapshot!("raw_csv_two_scenarios_simulate_5", heads.join("\n"));
 }
 
 /// run.json round trip: load, serialize, load again: equal. Several seeds, so that many
