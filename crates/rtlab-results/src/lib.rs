@@ -18,10 +18,12 @@
 //!   of a set of runs.
 //! - [`suite::SuiteRecord`]: suite.json (`"schema": "rtlab.suite/1"`), a suite run, with the
 //!   paper's tables as specifications ([`suite::TableSpec`], [`suite::FigureSpec`]) and this
-//!   machine's values ([`suite::SuiteTable`]).
+//!   machine's values ([`suite::SuiteTable`]), and the paper's own conclusions recomputed
+//!   ([`judgement::JudgementSpec`], [`judgement::JudgementResult`]).
 
 pub mod activity;
 pub mod host;
+pub mod judgement;
 pub mod load;
 pub mod raw;
 pub mod run;

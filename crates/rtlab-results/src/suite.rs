@@ -707,6 +707,9 @@ pub struct SuiteRecord {
     pub figures: Vec<FigureSpec>,
     /// The runs' verdicts against the suite's requirements, combined.
     pub verdict: Option<Verdict>,
+    /// The paper's own conclusions, recomputed from this machine's runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judgements: Vec<crate::judgement::JudgementResult>,
 }
 
 impl SuiteRecord {

@@ -8,6 +8,7 @@
 //! `needs`, table and figure ids) and keeps each condition's estimated duration per mode.
 
 use crate::SuiteError;
+use rtlab_results::judgement::JudgementSpec;
 use rtlab_results::suite::{check_id, ConditionNames, FigureSpec, SuiteInfo, TableSpec};
 use serde::Deserialize;
 use std::path::Path;
@@ -98,6 +99,8 @@ struct RawSuite {
     tables: Vec<TableSpec>,
     #[serde(default, rename = "figure")]
     figures: Vec<FigureSpec>,
+    #[serde(default, rename = "judgement")]
+    judgements: Vec<JudgementSpec>,
 }
 
 /// One condition: one `rtlab run`.
@@ -124,6 +127,8 @@ pub struct SuiteFile {
     pub conditions: Vec<Condition>,
     pub tables: Vec<TableSpec>,
     pub figures: Vec<FigureSpec>,
+    /// The paper's own conclusions, recomputed after the tables.
+    pub judgements: Vec<JudgementSpec>,
     /// Per condition, its load scenarios (what table cells may name).
     pub scenarios: Vec<(String, Vec<String>)>,
 }
@@ -233,6 +238,13 @@ impl SuiteFile {
             }
             ids.push(&f.id);
         }
+        for j in &raw.judgements {
+            j.check(&names).map_err(|e| fail(e.to_string()))?;
+            if ids.contains(&j.id.as_str()) {
+                return Err(fail(format!("id {:?} is used twice", j.id)));
+            }
+            ids.push(&j.id);
+        }
         // Every condition's experiment, in every mode it has, as `rtlab run` would check it.
         for c in &mut conditions {
             for mode in [Mode::Full, Mode::Quick, Mode::Long] {
@@ -254,6 +266,7 @@ impl SuiteFile {
             conditions,
             tables: raw.tables,
             figures: raw.figures,
+            judgements: raw.judgements,
             scenarios,
         })
     }

@@ -10,6 +10,8 @@
 //!   lifecycle runner, or a mock), the suite's record and its [`run::SuiteOutcome`].
 //! - [`measure`]: every cell of a table from the conditions' runs
 //!   ([`measure::measure_table`]), or why it is not measured.
+//! - [`judge`]: the paper's own conclusions ([`rtlab_results::judgement::JudgementSpec`])
+//!   recomputed from the runs.
 //! - [`report`]: the suite report: the paper's tables with this machine's rows, its figures
 //!   drawn from the runs, the verdict, as terminal text, Markdown and a self-contained HTML
 //!   page (the style of `rtlab_report::html`).
@@ -18,6 +20,7 @@
 //! are `rtlab_report::ReportError` (everything there is a report).
 
 pub mod file;
+pub mod judge;
 pub mod measure;
 pub mod report;
 pub mod run;

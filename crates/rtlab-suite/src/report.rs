@@ -274,6 +274,73 @@ fn status_word(status: ConditionStatus) -> &'static str {
     }
 }
 
+/// A paper's judgement as the report shows it: what the paper concludes, then per suite
+/// label what this machine gave, and (for statements between configurations) the pairs.
+pub struct JudgementView {
+    pub id: String,
+    pub title: String,
+    pub source: Option<String>,
+    pub paper: String,
+    pub reading: Option<String>,
+    /// (label, findings, conclusion, met).
+    pub per_label: Vec<(String, Vec<String>, String, Option<bool>)>,
+    /// `lower-by` between the suite runs compared.
+    pub across: Vec<String>,
+}
+
+/// The judgements of the first suite's file, with every suite's results.
+pub fn judgement_views(suites: &[LoadedSuite]) -> Vec<JudgementView> {
+    let labels = display_labels(suites);
+    let mut views: Vec<JudgementView> = Vec::new();
+    for (s, label) in suites.iter().zip(&labels) {
+        for j in &s.record.judgements {
+            let view = match views.iter_mut().position(|v| v.id == j.id) {
+                Some(i) => &mut views[i],
+                None => {
+                    views.push(JudgementView {
+                        id: j.id.clone(),
+                        title: j.title.clone(),
+                        source: j.source.clone(),
+                        paper: j.paper.clone(),
+                        reading: j.reading.clone(),
+                        per_label: Vec::new(),
+                        across: Vec::new(),
+                    });
+                    views.last_mut().expect("just pushed")
+                }
+            };
+            view.per_label.push((label.clone(), j.findings.clone(), j.conclusion.clone(), j.met));
+        }
+    }
+    for view in &mut views {
+        let lower_by: Vec<(String, Option<i64>)> = suites
+            .iter()
+            .zip(&labels)
+            .filter_map(|(s, label)| {
+                let j = s.record.judgements.iter().find(|j| j.id == view.id && j.kind == "lower-by")?;
+                Some((label.clone(), j.values_ns.first().copied().flatten()))
+            })
+            .collect();
+        if lower_by.len() > 1 {
+            let percent = suites[0].record.judgements.iter().find(|j| j.id == view.id).and_then(|j| j.percent);
+            let percent = percent.unwrap_or(0.0);
+            view.across = crate::judge::lower_by_pairs(percent, &lower_by);
+            if view.across.is_empty() {
+                view.across.push("No configuration's value is lower than another's.".into());
+            }
+        }
+    }
+    views
+}
+
+fn met_word(met: Option<bool>) -> &'static str {
+    match met {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    }
+}
+
 /// The suite's tables and outcome for the terminal: a header, every table, the conditions,
 /// the verdict.
 pub fn terminal_text(suites: &[LoadedSuite]) -> Result<String, ReportError> {
@@ -291,6 +358,28 @@ pub fn terminal_text(suites: &[LoadedSuite]) -> Result<String, ReportError> {
     for view in &views {
         out.push('\n');
         out.push_str(&text_table(&plain_table(view)));
+    }
+    let judgements = judgement_views(suites);
+    if !judgements.is_empty() {
+        out.push_str("\nThe paper's judgement, recomputed for this machine:\n");
+    }
+    for j in &judgements {
+        let source = j.source.as_deref().map(|s| format!(" ({s})")).unwrap_or_default();
+        let _ = writeln!(out, "\n  {}{source}", j.title);
+        let _ = writeln!(out, "    Paper: {}", j.paper);
+        if let Some(reading) = &j.reading {
+            let _ = writeln!(out, "    rtlab's reading: {reading}");
+        }
+        for (label, findings, conclusion, _) in &j.per_label {
+            let who = if suites.len() > 1 { format!("{label}: ") } else { String::new() };
+            for f in findings {
+                let _ = writeln!(out, "    - {who}{f}");
+            }
+            let _ = writeln!(out, "    => {who}{conclusion}");
+        }
+        for line in &j.across {
+            let _ = writeln!(out, "    => {line}");
+        }
     }
     out.push_str("\nConditions:\n");
     for s in suites {
@@ -363,6 +452,27 @@ pub fn markdown(suites: &[LoadedSuite]) -> Result<String, ReportError> {
         }
         for note in &table.notes {
             let _ = writeln!(out, "\n{}", md(note));
+        }
+    }
+    let judgements = judgement_views(suites);
+    if !judgements.is_empty() {
+        out.push_str("\n## The paper's judgement, recomputed for this machine\n");
+    }
+    for j in &judgements {
+        let source = j.source.as_deref().map(|s| format!(" *({})*", md(s))).unwrap_or_default();
+        let _ = writeln!(out, "\n### {}{source}\n\n> {}\n", md(&j.title), md(&j.paper));
+        if let Some(reading) = &j.reading {
+            let _ = writeln!(out, "rtlab's reading: {}\n", md(reading));
+        }
+        for (label, findings, conclusion, met) in &j.per_label {
+            let who = if suites.len() > 1 { format!("{}: ", md(label)) } else { String::new() };
+            for f in findings {
+                let _ = writeln!(out, "- {who}{}", md(f));
+            }
+            let _ = writeln!(out, "\n**{who}{}** (passes the paper's test: {})\n", md(conclusion), met_word(*met));
+        }
+        for line in &j.across {
+            let _ = writeln!(out, "- **{}**", md(line));
         }
     }
     out.push_str("\n## Conditions\n\n");
@@ -627,6 +737,47 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
         table_html(&mut page, view);
     }
 
+    let judgements = judgement_views(suites);
+    if !judgements.is_empty() {
+        page.push_str("<h2 id=\"judgement\">The paper's judgement, recomputed for this machine</h2>\n");
+    }
+    for j in &judgements {
+        let source =
+            j.source.as_deref().map(|s| format!(" <span class=\"muted\">({})</span>", escape(s))).unwrap_or_default();
+        let _ = writeln!(
+            page,
+            "<section class=\"judgement\" id=\"{}\"><h3>{}{source}</h3>\n<blockquote>{}</blockquote>",
+            escape(&j.id),
+            escape(&j.title),
+            escape(&j.paper)
+        );
+        if let Some(reading) = &j.reading {
+            let _ = writeln!(page, "<p class=\"muted\">rtlab's reading: {}</p>", escape(reading));
+        }
+        for (label, findings, conclusion, met) in &j.per_label {
+            let who = if suites.len() > 1 { format!("<strong>{}</strong>: ", escape(label)) } else { String::new() };
+            page.push_str("<ul class=\"notes\">");
+            for f in findings {
+                let _ = write!(page, "<li>{who}{}</li>", escape(f));
+            }
+            page.push_str("</ul>\n");
+            let class = match met {
+                Some(true) => "met",
+                Some(false) => "not-met",
+                None => "open",
+            };
+            let _ = writeln!(page, "<p class=\"conclusion {class}\">{who}{}</p>", escape(conclusion));
+        }
+        if !j.across.is_empty() {
+            page.push_str("<ul class=\"notes\">");
+            for line in &j.across {
+                let _ = write!(page, "<li><strong>{}</strong></li>", escape(line));
+            }
+            page.push_str("</ul>\n");
+        }
+        page.push_str("</section>\n");
+    }
+
     if !figures.is_empty() {
         page.push_str("<h2 id=\"figures\">The paper's figures, from this machine's runs</h2>\n");
         for (spec, figure) in &figures {
@@ -801,6 +952,12 @@ table.paper-table td.not-measured { color: #8a5300; font-weight: 400; font-size:
 .rtlab-tag { background: #e8f1fb; color: #1d4f80; font-weight: 600; }
 .missing-figure { border: 1px dashed var(--line); padding: 10px 14px; margin: 16px 0; color: var(--muted); }
 .missing-figure strong { color: var(--ink); }
+section.judgement { border-left: 4px solid var(--line); padding: 2px 14px; margin: 14px 0; }
+section.judgement blockquote { margin: 6px 0; font-style: italic; color: #444; }
+section.judgement p.conclusion { font-weight: 600; padding: 6px 10px; border-radius: 4px; }
+section.judgement p.conclusion.met { background: #e6f4ea; }
+section.judgement p.conclusion.not-met { background: #fdecea; }
+section.judgement p.conclusion.open { background: #eef2f7; }
 "#;
 
 fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: bool) {

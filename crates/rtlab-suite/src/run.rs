@@ -207,6 +207,8 @@ pub fn suite_record(
             requirements.push(r.requirement.text.clone());
         }
     }
+    let judgements =
+        suite.judgements.iter().map(|j| crate::judge::judge(j, &condition_runs)).collect::<Result<Vec<_>, _>>()?;
     Ok(SuiteRecord {
         schema: SUITE_SCHEMA.into(),
         suite: suite.info.clone(),
@@ -226,6 +228,7 @@ pub fn suite_record(
         tables,
         figures: suite.figures.clone(),
         verdict: Verdict::combine(&verdicts),
+        judgements,
     })
 }
 

@@ -434,3 +434,81 @@ fn sigint_keeps_the_conditions_measured_and_marks_the_rest() {
     let cell = &suite["tables"][0]["measured"]["values"][0][1];
     assert!(cell["reason"].as_str().unwrap().contains("interrupted"), "{cell}");
 }
+
+const JUDGEMENTS: &str = r#"
+[[judgement]]
+id = "requirement"
+title = "Below a second, or else below a microsecond"
+paper = "It must stay below 1 s; 1 µs would do too."
+kind = "bounds"
+bounds = ["1s", "1us"]
+cells = [
+  { condition = "quiet", metric = "timer.latency", statistic = "max", label = "quiet max" },
+  { condition = "busy", metric = "timer.latency", statistic = "max" },
+]
+
+[[judgement]]
+id = "lower"
+title = "Lower by half"
+paper = "One configuration's maximum is half the other's."
+kind = "lower-by"
+percent = 50
+cells = [{ condition = "quiet", metric = "timer.latency", statistic = "max" }]
+"#;
+
+#[test]
+fn judgements_are_computed_from_the_runs_and_compared_across_suite_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_suite(tmp.path(), &format!("{SUITE}{JUDGEMENTS}"));
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (code, stdout) = run_simulated(&file, &a, "first", "3", &[]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("The paper's judgement, recomputed for this machine"), "{stdout}");
+    let suite = read_json(&a.join("suite.json"));
+    let quiet = distribution(&read_json(&a.join("quiet/run.json")), "timer.latency", None);
+    let busy = distribution(&read_json(&a.join("busy/run.json")), "timer.latency", None);
+    let j = &suite["judgements"][0];
+    assert_eq!(j["id"], "requirement");
+    assert_eq!(j["met"], true, "every maximum is below 1 s: {j}");
+    assert_eq!(j["values_ns"], serde_json::json!([quiet.max, busy.max]));
+    assert_eq!(j["conclusion"], "This machine meets the paper's requirement (1,000,000.0 µs).");
+    assert!(j["findings"][1].as_str().unwrap().starts_with("< 1.0 µs, the alternative: not met"), "{j}");
+    assert!(j["findings"][2].as_str().unwrap().contains("quiet max"), "{j}");
+    let lower = &suite["judgements"][1];
+    assert_eq!(lower["values_ns"], serde_json::json!([quiet.max]));
+    assert!(lower["met"].is_null(), "one configuration cannot check a statement between two");
+    let html = std::fs::read_to_string(a.join("report.html")).unwrap();
+    assert!(
+        html.contains("id=\"judgement\"") && html.contains("This machine meets the paper"),
+        "the judgement section"
+    );
+
+    // A second run on another seed: the comparison names each pair.
+    let (code, _) = run_simulated(&file, &b, "second", "4", &[]);
+    assert_eq!(code, 0);
+    let other = distribution(&read_json(&b.join("quiet/run.json")), "timer.latency", None);
+    let compare = rtlab().args(["compare", "--format", "md"]).arg(&a).arg(&b).output().unwrap();
+    assert_eq!(compare.status.code(), Some(0), "{}", String::from_utf8_lossy(&compare.stderr));
+    let md = String::from_utf8(compare.stdout).unwrap();
+    let (high, low) = if quiet.max > other.max { ("first", "second") } else { ("second", "first") };
+    assert_ne!(quiet.max, other.max, "two seeds, two maxima");
+    assert!(md.contains(&format!("**{low} (")) && md.contains(&format!("lower than {high} (")), "{md}");
+}
+
+#[test]
+fn a_judgement_with_a_mistake_is_the_files_mistake() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (bad, expected) in [
+        (JUDGEMENTS.replace("kind = \"bounds\"", "kind = \"vibes\""), "kind \"vibes\""),
+        (JUDGEMENTS.replace("bounds = [\"1s\", \"1us\"]", "bounds = [\"soon\"]"), "bounds"),
+        (JUDGEMENTS.replace("condition = \"busy\"", "condition = \"nowhere\""), "nowhere"),
+        (JUDGEMENTS.replace("percent = 50", ""), "needs percent"),
+    ] {
+        let file = write_suite(tmp.path(), &format!("{SUITE}{bad}"));
+        let out = rtlab().arg("suite").arg(&file).arg("--check").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{expected}: {stderr}");
+        assert!(stderr.contains("judgement") && stderr.contains(expected), "{expected}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    }
+}

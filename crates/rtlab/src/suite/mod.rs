@@ -43,12 +43,17 @@ pub fn cmd_suite(args: &SuiteArgs) -> anyhow::Result<u8> {
 /// `suite FILE --check`: the file is valid (else exit 2 before this); what would run.
 fn check_text(suite: &SuiteFile, mode: Mode) -> anyhow::Result<String> {
     let mut text = format!(
-        "Suite {} ({}): valid; {} conditions, {} tables, {} figures; {} in this mode\n",
+        "Suite {} ({}): valid; {} conditions, {} tables, {} figures{}; {} in this mode\n",
         suite.info.name,
         suite.source,
         suite.conditions.len(),
         suite.tables.len(),
         suite.figures.len(),
+        match suite.judgements.len() {
+            0 => String::new(),
+            1 => ", 1 judgement".to_string(),
+            n => format!(", {n} judgements"),
+        },
         format_duration(suite.estimate(mode))
     );
     for c in &suite.conditions {

@@ -1,0 +1,194 @@
+//! A paper's own judgement (`[[judgement]]` of a suite file) and what it gave on this
+//! machine (suite.json `judgements`). Each suite ends in the conclusion its paper draws from
+//! its numbers, computed from this machine's: Akamina's 500 µs requirement and its 600 µs
+//! alternative, Dodiu's jitter as a share of the period and its hard/soft classification,
+//! Regnier's predictability (standard deviation, maximum against mean), the Xenomai/RTAI
+//! paper's comparative statements.
+
+use crate::suite::{check_id, ConditionNames, Selector, SpecError, StatisticSpec};
+use rtlab_analysis::requirement::main_metric_of;
+use rtlab_analysis::units::parse_time_ns;
+use serde::{Deserialize, Serialize};
+
+/// The rules a judgement can follow.
+pub const JUDGEMENT_KINDS: [&str; 5] = ["bounds", "jitter-share", "predictability", "share-below", "lower-by"];
+
+/// One statistic of one condition's metric, as a judgement names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellRef {
+    pub condition: String,
+    pub metric: String,
+    /// Not used by `jitter-share` and `predictability`, which say what they compute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
+    /// How the findings name it ("t2 unloaded"); default "CONDITION METRIC".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl CellRef {
+    pub fn shown(&self) -> String {
+        self.label.clone().unwrap_or_else(|| format!("{} {}", self.condition, self.metric))
+    }
+
+    pub fn full_metric(&self) -> String {
+        main_metric_of(self.metric.trim())
+    }
+}
+
+/// A platform's published values, beside which `predictability` puts this machine's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceRow {
+    /// "Linux Xen, L_act with load".
+    pub label: String,
+    /// µs, as printed.
+    pub mean: f64,
+    pub sd: f64,
+    pub max: f64,
+}
+
+/// `[[judgement]]`: the paper's conclusion and the rule that recomputes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgementSpec {
+    pub id: String,
+    pub title: String,
+    /// Where the paper draws it ("Akamina 2004, section 8 and conclusion 4").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The paper's words.
+    pub paper: String,
+    /// One of [`JUDGEMENT_KINDS`]:
+    /// - `bounds`: every cell below each of `bounds` in turn (a requirement and its
+    ///   alternatives);
+    /// - `jitter-share`: per task period of each cell's runs, the maximum of the metric as
+    ///   a share of the period, "hard" when at most `percent`;
+    /// - `predictability`: per cell, the standard deviation and the maximum against the
+    ///   mean, beside the paper's platforms (`reference`);
+    /// - `share-below`: the cell's share of samples below a bound (its `below(X)`
+    ///   statistic) against `percent`, the paper's "nearly all";
+    /// - `lower-by`: the cell's value, lower by at least `percent` in one configuration
+    ///   than in another (needs two suite runs, `rtlab compare`).
+    pub kind: String,
+    pub cells: Vec<CellRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference: Vec<ReferenceRow>,
+    /// How rtlab reads the paper where the paper gives no number (a threshold's choice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
+}
+
+impl JudgementSpec {
+    /// The bounds in ns, in order.
+    pub fn bounds_ns(&self) -> Result<Vec<u64>, String> {
+        self.bounds.iter().map(|b| parse_time_ns(b).map_err(|e| format!("bounds: {b:?}: {e}"))).collect()
+    }
+
+    /// The statistic of cell `i` (checked by [`JudgementSpec::check`]).
+    pub fn statistic(&self, i: usize) -> Option<StatisticSpec> {
+        self.cells.get(i)?.statistic.as_deref().and_then(|s| StatisticSpec::parse(s).ok())
+    }
+
+    pub fn check(&self, names: &ConditionNames) -> Result<(), SpecError> {
+        let at = format!("judgement {:?}", self.id);
+        let fail = |reason: String| SpecError { at: at.clone(), reason };
+        check_id(&self.id).map_err(&fail)?;
+        if !JUDGEMENT_KINDS.contains(&self.kind.as_str()) {
+            return Err(fail(format!("kind {:?}: use one of {}", self.kind, JUDGEMENT_KINDS.join(", "))));
+        }
+        if self.cells.is_empty() {
+            return Err(fail("no cells: a judgement is computed from at least one".into()));
+        }
+        for (i, cell) in self.cells.iter().enumerate() {
+            let cell_at = |reason: String| fail(format!("cells {}: {reason}", i + 1));
+            let Some((_, scenarios)) = names.conditions.iter().find(|(n, _)| *n == cell.condition) else {
+                return Err(cell_at(format!("condition {:?} is not a condition of this suite", cell.condition)));
+            };
+            match &cell.scenario {
+                Some(s) if !scenarios.contains(s) => {
+                    return Err(cell_at(format!("condition {:?} has no scenario {s:?}", cell.condition)))
+                }
+                None if scenarios.len() > 1 => {
+                    return Err(cell_at(format!(
+                        "condition {:?} measures several scenarios ({}): name one with `scenario`",
+                        cell.condition,
+                        scenarios.join(", ")
+                    )))
+                }
+                _ => {}
+            }
+            let needs_statistic = matches!(self.kind.as_str(), "bounds" | "share-below" | "lower-by");
+            match (&cell.statistic, needs_statistic) {
+                (None, true) => return Err(cell_at(format!("a {} judgement needs a statistic", self.kind))),
+                (Some(_), false) => {
+                    return Err(cell_at(format!("a {} judgement computes its own statistics: no statistic", self.kind)))
+                }
+                (Some(s), true) => {
+                    let statistic = StatisticSpec::parse(s).map_err(cell_at)?;
+                    let below = matches!(statistic, StatisticSpec::Below(_));
+                    if (self.kind == "share-below") != below {
+                        return Err(cell_at(format!(
+                            "statistic {s:?}: share-below takes below(TIME), the other kinds a time statistic"
+                        )));
+                    }
+                    if statistic.is_range() || statistic == StatisticSpec::Count {
+                        return Err(cell_at(format!("statistic {s:?}: a judgement compares one time")));
+                    }
+                }
+                (None, false) => {}
+            }
+        }
+        match self.kind.as_str() {
+            "bounds" if self.bounds.is_empty() => {
+                return Err(fail("bounds: give at least one, e.g. bounds = [\"500us\", \"600us\"]".into()))
+            }
+            "bounds" => {
+                self.bounds_ns().map_err(&fail)?;
+            }
+            "jitter-share" | "share-below" | "lower-by" => match self.percent {
+                Some(p) if p > 0.0 && p <= 100.0 => {}
+                _ => return Err(fail(format!("a {} judgement needs percent in (0, 100]", self.kind))),
+            },
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// What a judgement gave on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgementResult {
+    pub id: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub paper: String,
+    pub kind: String,
+    /// One line per fact computed ("500 µs: not met: t2 unloaded max 9,327.7 µs").
+    pub findings: Vec<String>,
+    /// The paper's conclusion, recomputed for this machine, in a sentence.
+    pub conclusion: String,
+    /// Whether this machine passes the paper's test (None: the rule does not say, or it
+    /// could not be computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub met: Option<bool>,
+    /// The cells' values in ns (NaN-free; None where not measured), for comparisons
+    /// across suite runs (`lower-by`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_ns: Vec<Option<i64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
+    /// The rule's percent (a `lower-by` needs it to compare suite runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+}
