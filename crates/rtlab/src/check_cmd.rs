@@ -1,11 +1,14 @@
-//! `rtlab check TASKSET [--platform RESULT]`: schedulability of a task set with the
+//! `rtlab check TASKSET [--platform RESULT]...`: schedulability of a task set with the
 //! platform's measured activation latency and task-switch time (docs/check.md).
 //!
-//! The platform figures are taken from a saved run at the chosen statistic, all CPUs
-//! combined, in the run's worst scenario for that figure: the activation latency from the
-//! periodic wake-up latency (timer.latency, else jitter.latency, else rtla's timerlat.thread),
-//! the task-switch time from switch.futex (else another switch.* metric). `--jitter` and
-//! `--switch` override them. The analysis itself is rtlab_analysis::schedulability.
+//! The platform is one or more saved runs: each `--platform` is a results directory (one
+//! run) or a suite directory (the run of every condition). Per run and figure the metric is
+//! the first it measured of the preference order: the activation latency from the periodic
+//! wake-up latency (timer.latency, else jitter.latency, else rtla's timerlat.thread), the
+//! task-switch time from switch.futex (else another switch.* metric). The figure is the
+//! worst value of the chosen statistic, all CPUs combined, over every run and scenario, and
+//! the output names the run (and the suite condition) and scenario it came from. `--jitter`
+//! and `--switch` override them. The analysis itself is rtlab_analysis::schedulability.
 
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::errors::{usage, EXIT_NOT_MET, EXIT_OK};
@@ -17,8 +20,10 @@ use rtlab_analysis::taskset::{TaskSet, TaskSetFormat};
 use rtlab_analysis::units::{format_period, format_us, parse_time_ns, thousands};
 use rtlab_report::tables::{text_table, Table};
 use rtlab_results::run::{Measurement, RunResult};
+use rtlab_results::suite::{LoadedSuite, SuiteRecord};
 use serde::Serialize;
 use std::fmt::Write;
+use std::path::Path;
 
 /// Schema of `rtlab check --format json`.
 pub const CHECK_SCHEMA: &str = "rtlab.check/1";
@@ -37,44 +42,41 @@ pub fn cmd_check(args: &CheckArgs) -> anyhow::Result<u8> {
 
     let statistic = match &args.jitter_stat {
         None => Statistic::Max,
-        Some(_) if args.platform.is_none() => {
+        Some(_) if args.platform.is_empty() => {
             return Err(usage("--jitter-stat chooses the statistic of the --platform run's figures: give --platform"))
         }
         Some(text) => parse_jitter_stat(text)?,
     };
     let jitter_flag = args.jitter.as_deref().map(|t| flag_time("--jitter", t)).transpose()?;
     let switch_flag = args.switch.as_deref().map(|t| flag_time("--switch", t)).transpose()?;
-    let platform = match &args.platform {
-        Some(path) => {
-            let run = RunResult::load(path).map_err(|e| usage(format!("--platform {e}")))?;
-            Some((path.display().to_string(), run))
-        }
-        None => None,
-    };
+    let platform = if args.platform.is_empty() { None } else { Some(Platform::load(&args.platform)?) };
 
     let activation = match (jitter_flag, &platform) {
         (Some(ns), _) => Figure::by_hand("--jitter", ns),
-        (None, Some((path, run))) => match worst_figure(run, &ACTIVATION_METRICS, statistic)? {
-            Some(figure) => figure,
-            None => {
-                return Err(usage(format!(
-                    "--platform {path}: the run measured no periodic wake-up latency ({}): \
-                     measure one with `rtlab run --probe timer`, or give --jitter",
-                    ACTIVATION_METRICS.join(", ")
-                )))
+        (None, Some(platform)) => {
+            match worst_figure(&platform.candidates, |_| ACTIVATION_METRICS.to_vec(), statistic)? {
+                Some(figure) => figure,
+                None => {
+                    return Err(usage(format!(
+                        "{} ({}): measure one with `rtlab run --probe timer`, or give --jitter",
+                        platform.none_measured("periodic wake-up latency"),
+                        ACTIVATION_METRICS.join(", ")
+                    )))
+                }
             }
-        },
+        }
         (None, None) => Figure::none("neither --platform nor --jitter given"),
     };
     let switch = match (switch_flag, &platform) {
         (Some(ns), _) => Figure::by_hand("--switch", ns),
-        (None, Some((_, run))) => {
-            let mut metrics: Vec<&str> = vec![SWITCH_METRIC];
-            metrics.extend(run.metrics().into_iter().filter(|m| m.starts_with("switch.") && *m != SWITCH_METRIC));
-            worst_figure(run, &metrics, statistic)?.unwrap_or_else(|| {
-                Figure::none("the platform run has no switch.* measurement; measure it with `rtlab run --probe switch`")
-            })
-        }
+        (None, Some(platform)) => worst_figure(&platform.candidates, switch_metrics, statistic)?.unwrap_or_else(|| {
+            let reason = if platform.is_one_run() {
+                "the platform run has no switch.* measurement".to_string()
+            } else {
+                format!("none of the {} platform runs has a switch.* measurement", platform.candidates.len())
+            };
+            Figure::none(&format!("{reason}; measure it with `rtlab run --probe switch`"))
+        }),
         (None, None) => Figure::none("neither --platform nor --switch given"),
     };
 
@@ -84,13 +86,7 @@ pub fn cmd_check(args: &CheckArgs) -> anyhow::Result<u8> {
     let report = CheckReport {
         schema: CHECK_SCHEMA,
         taskset: TasksetInfo { file: shown, name: set.name.clone(), format: set.format, tasks: set.tasks.len() },
-        platform: platform.as_ref().map(|(path, run)| PlatformInfo {
-            run: path.clone(),
-            label: run.label.clone(),
-            statistic: statistic.to_string(),
-            simulated: run.simulated,
-            real_time_results: run.realtime.real_time_results,
-        }),
+        platform: platform.as_ref().map(|p| p.info(statistic)),
         margin: tolerated.and_then(|t| margin(t, activation.ns)),
         tolerated_activation_latency_ns: tolerated,
         activation_latency: activation,
@@ -134,13 +130,210 @@ struct TasksetInfo {
     tasks: usize,
 }
 
+/// `platform` of the JSON output. `run`, `label`, `simulated` and `real_time_results` are
+/// those of rtlab.check/1's first version (one results directory); `inputs` and `sources`
+/// describe several.
 #[derive(Debug, Serialize)]
 struct PlatformInfo {
-    run: String,
-    label: String,
+    /// The path given, when one --platform was (a results directory or a suite directory).
+    run: Option<String>,
+    /// Its label: the run's, or the suite's (None with several --platform).
+    label: Option<String>,
     statistic: String,
+    /// Some source run is simulated.
+    simulated: bool,
+    /// Every source run has real-time results.
+    real_time_results: bool,
+    /// The --platform paths, in the order given.
+    inputs: Vec<InputInfo>,
+    /// Every run the figures were taken from (a suite's: one per condition with a run).
+    sources: Vec<SourceInfo>,
+}
+
+/// One --platform path.
+#[derive(Debug, Clone, Serialize)]
+struct InputInfo {
+    path: String,
+    /// "run" or "suite".
+    kind: &'static str,
+    /// The run's label, or the suite's.
+    label: String,
+    /// The suite's name (null for a run).
+    suite: Option<String>,
+    /// A suite's conditions whose runs are sources (empty for a run).
+    conditions: Vec<String>,
+    /// A suite's conditions without a run (failed or not run): nothing is taken from them.
+    conditions_without_run: Vec<String>,
+}
+
+/// One run the platform figures may come from.
+#[derive(Debug, Clone, Serialize)]
+struct SourceInfo {
+    #[serde(flatten)]
+    origin: Origin,
     simulated: bool,
     real_time_results: bool,
+}
+
+/// Where a run comes from: its results directory and label, and for a suite's run its
+/// condition and the suite's name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct Origin {
+    /// The results directory (for a plain run: the path given).
+    run: String,
+    label: String,
+    condition: Option<String>,
+    suite: Option<String>,
+}
+
+impl Origin {
+    /// `condition "jitter-ping"` or `results/a`: in the list of candidates.
+    fn short(&self) -> String {
+        match &self.condition {
+            Some(condition) => format!("condition {condition:?}"),
+            None => self.run.clone(),
+        }
+    }
+
+    /// `condition "jitter-ping" of suite dodiu-2010 (results/d/jitter-ping, label "stock-jitter-ping")`
+    /// or `run results/a (label "a")`.
+    fn long(&self) -> String {
+        match (&self.condition, &self.suite) {
+            (Some(condition), Some(suite)) => {
+                format!("condition {condition:?} of suite {suite} ({}, label {:?})", self.run, self.label)
+            }
+            _ => format!("run {} (label {:?})", self.run, self.label),
+        }
+    }
+}
+
+/// A run of the platform, loaded.
+struct Candidate {
+    origin: Origin,
+    run: RunResult,
+}
+
+/// The --platform paths read: every run the figures may come from.
+struct Platform {
+    inputs: Vec<InputInfo>,
+    candidates: Vec<Candidate>,
+}
+
+impl Platform {
+    /// Reads every --platform path: a suite directory (or its suite.json) gives the run of
+    /// each condition that has one, anything else is read as one run (a results directory
+    /// or its run.json). Suites and runs may be mixed.
+    fn load(paths: &[std::path::PathBuf]) -> anyhow::Result<Platform> {
+        let mut platform = Platform { inputs: Vec::new(), candidates: Vec::new() };
+        for path in paths {
+            let shown = path.display().to_string();
+            if SuiteRecord::is_suite(path) {
+                platform.add_suite(path, &shown)?;
+            } else if path.is_dir() && !path.join("run.json").exists() {
+                return Err(usage(format!(
+                    "--platform {shown}: neither a results directory (no run.json) nor a suite directory (no suite.json)"
+                )));
+            } else {
+                let run = RunResult::load(path).map_err(|e| usage(one_line(&format!("--platform {e}"))))?;
+                platform.inputs.push(InputInfo {
+                    path: shown.clone(),
+                    kind: "run",
+                    label: run.label.clone(),
+                    suite: None,
+                    conditions: Vec::new(),
+                    conditions_without_run: Vec::new(),
+                });
+                let origin = Origin { run: shown, label: run.label.clone(), condition: None, suite: None };
+                platform.candidates.push(Candidate { origin, run });
+            }
+        }
+        Ok(platform)
+    }
+
+    fn add_suite(&mut self, path: &Path, shown: &str) -> anyhow::Result<()> {
+        let suite = LoadedSuite::load(path).map_err(|e| usage(one_line(&format!("--platform {e}"))))?;
+        let name = suite.record.suite.name.clone();
+        let mut with_run = Vec::new();
+        let mut without_run = Vec::new();
+        for (condition, run) in suite.record.conditions.iter().zip(suite.runs) {
+            let Some(run) = run else {
+                without_run.push(condition.name.clone());
+                continue;
+            };
+            with_run.push(condition.name.clone());
+            let origin = Origin {
+                run: suite.dir.join(&condition.directory).display().to_string(),
+                label: run.label.clone(),
+                condition: Some(condition.name.clone()),
+                suite: Some(name.clone()),
+            };
+            self.candidates.push(Candidate { origin, run });
+        }
+        if with_run.is_empty() {
+            return Err(usage(format!(
+                "--platform {shown}: no condition of suite {name} has a run (every one failed or was not run)"
+            )));
+        }
+        self.inputs.push(InputInfo {
+            path: shown.to_string(),
+            kind: "suite",
+            label: suite.record.label.clone(),
+            suite: Some(name),
+            conditions: with_run,
+            conditions_without_run: without_run,
+        });
+        Ok(())
+    }
+
+    /// One results directory: the output reads as it always has.
+    fn is_one_run(&self) -> bool {
+        self.inputs.len() == 1 && self.inputs[0].kind == "run"
+    }
+
+    /// "--platform results/a: the run measured no WHAT", "--platform results/d: no condition
+    /// of suite dodiu-2010 measured a WHAT", "--platform: none of the 3 runs of 2 inputs
+    /// measured a WHAT": an error.
+    fn none_measured(&self, what: &str) -> String {
+        match self.inputs.as_slice() {
+            [one] if one.kind == "run" => format!("--platform {}: the run measured no {what}", one.path),
+            [one] => format!(
+                "--platform {}: no condition of suite {} measured a {what}",
+                one.path,
+                one.suite.as_deref().unwrap_or_default()
+            ),
+            inputs => format!(
+                "--platform: none of the {} runs of the {} inputs measured a {what}",
+                self.candidates.len(),
+                inputs.len()
+            ),
+        }
+    }
+
+    fn info(&self, statistic: Statistic) -> PlatformInfo {
+        let one = (self.inputs.len() == 1).then(|| &self.inputs[0]);
+        PlatformInfo {
+            run: one.map(|i| i.path.clone()),
+            label: one.map(|i| i.label.clone()),
+            statistic: statistic.to_string(),
+            simulated: self.candidates.iter().any(|c| c.run.simulated),
+            real_time_results: self.candidates.iter().all(|c| c.run.realtime.real_time_results),
+            inputs: self.inputs.clone(),
+            sources: self
+                .candidates
+                .iter()
+                .map(|c| SourceInfo {
+                    origin: c.origin.clone(),
+                    simulated: c.run.simulated,
+                    real_time_results: c.run.realtime.real_time_results,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// An error message on one line (a serde message may hold a line break).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A platform figure charged by the analysis and where it comes from.
@@ -154,20 +347,37 @@ struct Figure {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "from", rename_all = "kebab-case")]
 enum Source {
-    /// Measured in the --platform run.
-    Platform {
-        metric: String,
-        statistic: String,
-        /// The scenario where the statistic is worst (the figure is taken from it).
-        scenario: String,
-        samples: u64,
-        /// The statistic as measured (a latency can be negative: the figure is then 0).
-        measured_ns: i64,
-    },
+    /// Measured in a --platform run: the worst of them.
+    Platform(Box<Measured>),
     /// Given by hand.
     Flag { flag: String },
     /// Not charged: 0.
     None { reason: String },
+}
+
+/// A platform figure: the worst of the candidate runs' values.
+#[derive(Debug, Clone, Serialize)]
+struct Measured {
+    /// The metric, statistic, scenario and run it was taken from.
+    #[serde(flatten)]
+    worst: RunValue,
+    statistic: String,
+    /// Every run that measured the figure, with its value (its worst scenario's), in the
+    /// order of the --platform paths and a suite's conditions.
+    candidates: Vec<RunValue>,
+}
+
+/// One run's value of a figure: its preferred metric's statistic in its worst scenario.
+#[derive(Debug, Clone, Serialize)]
+struct RunValue {
+    metric: String,
+    /// The scenario where the statistic is worst.
+    scenario: String,
+    samples: u64,
+    /// The statistic as measured (a latency can be negative: the figure is then 0).
+    measured_ns: i64,
+    #[serde(flatten)]
+    origin: Origin,
 }
 
 impl Figure {
@@ -179,18 +389,22 @@ impl Figure {
         Figure { ns: 0, source: Source::None { reason: reason.to_string() } }
     }
 
-    /// "48.0 µs (timer.latency p99.999, all CPUs, worst scenario \"idle\": 120,000 samples)".
-    fn describe(&self) -> String {
+    /// "48.0 µs: timer.latency p99.999, all CPUs, worst scenario \"idle\" (120,000 samples)";
+    /// with several runs (`one_run` false) the run (and condition) is named before the scenario.
+    fn describe(&self, one_run: bool) -> String {
         match &self.source {
-            Source::Platform { metric, statistic, scenario, samples, measured_ns } => {
+            Source::Platform(measured) => {
+                let RunValue { metric, scenario, samples, measured_ns, origin } = &measured.worst;
                 let clamped = if *measured_ns < 0 {
                     format!(" (measured {} µs, charged as 0)", format_us(*measured_ns))
                 } else {
                     String::new()
                 };
+                let run = if one_run { String::new() } else { format!("{}, ", origin.long()) };
                 format!(
-                    "{} µs{clamped}: {metric} {statistic}, all CPUs, worst scenario {scenario:?} ({} samples)",
+                    "{} µs{clamped}: {metric} {}, all CPUs, {run}worst scenario {scenario:?} ({} samples)",
                     format_us(signed(self.ns)),
+                    measured.statistic,
                     thousands(*samples)
                 )
             }
@@ -221,9 +435,44 @@ fn flag_time(flag: &str, text: &str) -> anyhow::Result<u64> {
     parse_time_ns(text).map_err(|e| usage(format!("{flag}: {e}")))
 }
 
-/// The figure of the first of `metrics` the run measured: the statistic over all CPUs of each
-/// scenario, the worst scenario's. None when the run measured none of them.
-fn worst_figure(run: &RunResult, metrics: &[&str], statistic: Statistic) -> anyhow::Result<Option<Figure>> {
+/// The switch probe's main metric, then the run's other switch.* metrics.
+fn switch_metrics(run: &RunResult) -> Vec<&str> {
+    let mut metrics: Vec<&str> = vec![SWITCH_METRIC];
+    metrics.extend(run.metrics().into_iter().filter(|m| m.starts_with("switch.") && *m != SWITCH_METRIC));
+    metrics
+}
+
+/// The figure over every candidate run: per run, the first of `metrics_of(run)` it measured
+/// (the statistic over all CPUs of each scenario, the worst scenario's); then the worst run's
+/// (the first of equal ones). None when no run measured any of them.
+fn worst_figure<'a>(
+    candidates: &'a [Candidate],
+    metrics_of: impl Fn(&'a RunResult) -> Vec<&'a str>,
+    statistic: Statistic,
+) -> anyhow::Result<Option<Figure>> {
+    let mut values: Vec<RunValue> = Vec::new();
+    for candidate in candidates {
+        if let Some(value) = run_value(candidate, &metrics_of(&candidate.run), statistic)? {
+            values.push(value);
+        }
+    }
+    let mut worst: Option<&RunValue> = None;
+    for value in &values {
+        if worst.is_none_or(|w| value.measured_ns > w.measured_ns) {
+            worst = Some(value);
+        }
+    }
+    let Some(worst) = worst.cloned() else { return Ok(None) };
+    Ok(Some(Figure {
+        ns: u64::try_from(worst.measured_ns).unwrap_or(0),
+        source: Source::Platform(Box::new(Measured { worst, statistic: statistic.to_string(), candidates: values })),
+    }))
+}
+
+/// One run's value: the first of `metrics` it measured, in the scenario where the statistic
+/// (all CPUs combined) is worst. None when the run measured none of them.
+fn run_value(candidate: &Candidate, metrics: &[&str], statistic: Statistic) -> anyhow::Result<Option<RunValue>> {
+    let run = &candidate.run;
     for metric in metrics {
         let mut worst: Option<(i64, &str, u64)> = None;
         for scenario in &run.scenarios {
@@ -233,8 +482,9 @@ fn worst_figure(run: &RunResult, metrics: &[&str], statistic: Statistic) -> anyh
                 continue;
             }
             let samples = measurements.iter().map(|m| m.count).sum();
-            let Some(value) = statistic_of(&measurements, statistic)
-                .with_context(|| format!("--platform: {metric} in scenario {:?}", scenario.name))?
+            let Some(value) = statistic_of(&measurements, statistic).with_context(|| {
+                format!("--platform {}: {metric} in scenario {:?}", candidate.origin.run, scenario.name)
+            })?
             else {
                 continue;
             };
@@ -243,15 +493,12 @@ fn worst_figure(run: &RunResult, metrics: &[&str], statistic: Statistic) -> anyh
             }
         }
         if let Some((measured_ns, scenario, samples)) = worst {
-            return Ok(Some(Figure {
-                ns: u64::try_from(measured_ns).unwrap_or(0),
-                source: Source::Platform {
-                    metric: metric.to_string(),
-                    statistic: statistic.to_string(),
-                    scenario: scenario.to_string(),
-                    samples,
-                    measured_ns,
-                },
+            return Ok(Some(RunValue {
+                metric: metric.to_string(),
+                scenario: scenario.to_string(),
+                samples,
+                measured_ns,
+                origin: candidate.origin.clone(),
             }));
         }
     }
@@ -273,9 +520,10 @@ fn statistic_of(measurements: &[&Measurement], statistic: Statistic) -> anyhow::
 /// A percentile of fewer samples than it needs to differ from the maximum is the maximum:
 /// "timer.latency: p99.999 of 19,979 samples is their maximum; it takes 100,000 to tell them apart".
 fn thin_percentile(figure: &Figure, statistic: Statistic) -> Option<String> {
-    let (Source::Platform { metric, samples, .. }, Statistic::Percentile(p)) = (&figure.source, statistic) else {
+    let (Source::Platform(measured), Statistic::Percentile(p)) = (&figure.source, statistic) else {
         return None;
     };
+    let RunValue { metric, samples, .. } = &measured.worst;
     let needed = (1.0 / (1.0 - p / 100.0)).round();
     ((*samples as f64) < needed).then(|| {
         format!(
@@ -312,25 +560,29 @@ fn terminal(report: &CheckReport, set: &TaskSet, statistic: Statistic) -> String
         report.taskset.tasks,
         if report.taskset.tasks == 1 { "" } else { "s" }
     );
+    let one_run = report.platform.as_ref().is_none_or(|p| p.inputs.len() == 1 && p.inputs[0].kind == "run");
     if let Some(p) = &report.platform {
-        let _ = writeln!(out, "Platform: {} (label {:?})", p.run, p.label);
-        if p.simulated {
-            let _ = writeln!(out, "  ! the platform run is simulated: its figures do not describe any machine");
-        } else if !p.real_time_results {
-            let _ = writeln!(out, "  ! the platform run has no real-time results (no SCHED_FIFO or memory lock)");
-        }
+        platform_lines(&mut out, p);
     }
-    let _ = writeln!(out, "Activation latency (added to every J): {}", report.activation_latency.describe());
-    if let Source::Platform { metric, .. } = &report.activation_latency.source {
+    let _ = writeln!(out, "Activation latency (added to every J): {}", report.activation_latency.describe(one_run));
+    if let Source::Platform(measured) = &report.activation_latency.source {
+        let metric = &measured.worst.metric;
         if metric != ACTIVATION_METRICS[0] {
+            let which = if one_run { "the run".to_string() } else { measured.worst.origin.short() };
             let _ = writeln!(
                 out,
-                "  (the run has no {}: {metric}, the same periodic wake-up, stands in)",
+                "  ({which} has no {}: {metric}, the same periodic wake-up, stands in)",
                 ACTIVATION_METRICS[0]
             );
         }
     }
-    let _ = writeln!(out, "Task switch CS (charged twice per job): {}", report.switch.describe());
+    if let Some(note) = candidates_note(&report.activation_latency) {
+        let _ = writeln!(out, "  ({note})");
+    }
+    let _ = writeln!(out, "Task switch CS (charged twice per job): {}", report.switch.describe(one_run));
+    if let Some(note) = candidates_note(&report.switch) {
+        let _ = writeln!(out, "  ({note})");
+    }
     for figure in [&report.activation_latency, &report.switch] {
         if let Some(note) = thin_percentile(figure, statistic) {
             let _ = writeln!(out, "  ({note})");
@@ -431,6 +683,78 @@ fn terminal(report: &CheckReport, set: &TaskSet, statistic: Statistic) -> String
     out
 }
 
+/// "Platform: results/vm (label \"vm\")" for one run; a suite and its conditions; one line
+/// per input when there are several; and warnings for simulated runs or runs without
+/// real-time results.
+fn platform_lines(out: &mut String, p: &PlatformInfo) {
+    let describe = |input: &InputInfo| match input.kind {
+        "suite" => {
+            let with_run = &input.conditions;
+            let mut text = format!(
+                "suite {} (label {:?}) in {}: the runs of {} condition{} ({})",
+                input.suite.as_deref().unwrap_or_default(),
+                input.label,
+                input.path,
+                with_run.len(),
+                if with_run.len() == 1 { "" } else { "s" },
+                with_run.join(", ")
+            );
+            if !input.conditions_without_run.is_empty() {
+                let _ = write!(text, "; without a run: {}", input.conditions_without_run.join(", "));
+            }
+            text
+        }
+        _ => format!("{} (label {:?})", input.path, input.label),
+    };
+    match p.inputs.as_slice() {
+        [one] => {
+            let _ = writeln!(out, "Platform: {}", describe(one));
+        }
+        inputs => {
+            let _ = writeln!(out, "Platform: {} inputs, each figure the worst of their runs", inputs.len());
+            for input in inputs {
+                let _ = writeln!(out, "  {}", describe(input));
+            }
+        }
+    }
+    let one_source = p.sources.len() == 1;
+    let simulated: Vec<String> = p.sources.iter().filter(|s| s.simulated).map(|s| s.origin.short()).collect();
+    let not_real_time: Vec<String> =
+        p.sources.iter().filter(|s| !s.simulated && !s.real_time_results).map(|s| s.origin.short()).collect();
+    if one_source && !simulated.is_empty() {
+        let _ = writeln!(out, "  ! the platform run is simulated: its figures do not describe any machine");
+    } else if simulated.len() == p.sources.len() {
+        let _ = writeln!(out, "  ! the platform runs are simulated: their figures do not describe any machine");
+    } else if !simulated.is_empty() {
+        let _ = writeln!(out, "  ! simulated, so describing no machine: {}", simulated.join(", "));
+    }
+    if one_source && !not_real_time.is_empty() {
+        let _ = writeln!(out, "  ! the platform run has no real-time results (no SCHED_FIFO or memory lock)");
+    } else if !not_real_time.is_empty() {
+        let _ =
+            writeln!(out, "  ! without real-time results (no SCHED_FIFO or memory lock): {}", not_real_time.join(", "));
+    }
+}
+
+/// With several runs that measured a figure: "the worst of 2 runs: condition \"jitter-idle\"
+/// 22.0 µs, condition \"jitter-ping\" 812.3 µs" (each run's metric when they differ).
+fn candidates_note(figure: &Figure) -> Option<String> {
+    let Source::Platform(measured) = &figure.source else { return None };
+    let candidates = &measured.candidates;
+    if candidates.len() < 2 {
+        return None;
+    }
+    let mixed = candidates.iter().any(|c| c.metric != candidates[0].metric);
+    let values: Vec<String> = candidates
+        .iter()
+        .map(|c| {
+            let metric = if mixed { format!(" {}", c.metric) } else { String::new() };
+            format!("{}{metric} {} µs", c.origin.short(), format_us(c.measured_ns))
+        })
+        .collect();
+    Some(format!("the worst of {} runs: {}", candidates.len(), values.join(", ")))
+}
+
 /// "Activation latency: tolerates 212.0 µs; measured p99.999 48.0 µs: margin 4.4x".
 fn tolerance_line(report: &CheckReport) -> String {
     let Some(tolerated) = report.tolerated_activation_latency_ns else {
@@ -439,7 +763,9 @@ fn tolerance_line(report: &CheckReport) -> String {
     let tolerates = format!("tolerates {} µs", format_us(signed(tolerated)));
     let charged = &report.activation_latency;
     let what = match &charged.source {
-        Source::Platform { statistic, .. } => format!("measured {statistic} {} µs", format_us(signed(charged.ns))),
+        Source::Platform(measured) => {
+            format!("measured {} {} µs", measured.statistic, format_us(signed(charged.ns)))
+        }
         Source::Flag { flag } => format!("given {} µs ({flag})", format_us(signed(charged.ns))),
         Source::None { .. } => return format!("Activation latency: {tolerates}; none charged"),
     };
@@ -466,15 +792,22 @@ mod tests {
 
     #[test]
     fn a_percentile_of_too_few_samples_is_called_the_maximum() {
-        let figure = |samples| Figure {
-            ns: 1,
-            source: Source::Platform {
+        let figure = |samples| {
+            let worst = RunValue {
                 metric: "timer.latency".into(),
-                statistic: "p99.999".into(),
                 scenario: "idle".into(),
                 samples,
                 measured_ns: 1,
-            },
+                origin: Origin { run: "r".into(), label: "r".into(), condition: None, suite: None },
+            };
+            Figure {
+                ns: 1,
+                source: Source::Platform(Box::new(Measured {
+                    candidates: vec![worst.clone()],
+                    worst,
+                    statistic: "p99.999".into(),
+                })),
+            }
         };
         let p = Statistic::Percentile(99.999);
         assert_eq!(

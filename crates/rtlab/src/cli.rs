@@ -216,10 +216,11 @@ pub struct CheckArgs {
     /// The task set: rtlab TOML or rt-app JSON (recognised by content)
     #[arg(value_name = "TASKSET")]
     pub taskset: PathBuf,
-    /// A results directory (or run.json) whose measured activation latency and task-switch
-    /// time the analysis charges to every task
+    /// A results directory (or run.json), or a suite directory, whose measured activation
+    /// latency and task-switch time the analysis charges to every task; repeatable: the
+    /// worst figure of all their runs is charged
     #[arg(long, value_name = "RESULT")]
-    pub platform: Option<PathBuf>,
+    pub platform: Vec<PathBuf>,
     /// Statistic of the platform's figures: max, pNN[.N] or pwcet(P) [default: max]
     #[arg(long, value_name = "STAT")]
     pub jitter_stat: Option<String>,

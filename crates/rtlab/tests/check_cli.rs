@@ -307,3 +307,301 @@ fn pwcet_statistic_of_the_platform() {
     assert_eq!(json["activation_latency"]["statistic"], "pwcet(1e-9)");
     assert!(json["activation_latency"]["ns"].as_u64().unwrap() > 0);
 }
+
+/// A suite with a timer condition and a jitter condition (what --simulate drives). The
+/// jitter condition has 20 times the samples: on the simulated clock (seed 3) its wake-up
+/// latency is the worse.
+const PLATFORM_SUITE: &str = r#"
+[suite]
+name = "mini-platform"
+title = "A timer and a jitter condition"
+
+[experiment]
+cpus = "0,1"
+
+[[condition]]
+name = "timer-idle"
+title = "Timer, idle"
+probe = "timer"
+interval = "1ms"
+samples = 300
+
+[[condition]]
+name = "jitter-idle"
+title = "Jitter, idle"
+probe = "jitter"
+periods = "300us,1ms"
+samples = 3000
+
+[[table]]
+id = "t"
+title = "T"
+columns = [ { title = "max", condition = "timer-idle", metric = "timer", statistic = "max" } ]
+"#;
+
+/// Runs PLATFORM_SUITE on the simulated clock into `dir/suite`, then adds a third condition,
+/// "switch-minimal", whose run is the report crate's derived-probes fixture (switch.futex,
+/// switch.sem and jitter.latency, among others), as a suite that measured task switches
+/// would have it.
+fn simulated_suite(dir: &Path, seed: &str) -> std::path::PathBuf {
+    let file = dir.join("mini-platform.toml");
+    std::fs::write(&file, PLATFORM_SUITE).unwrap();
+    let out = dir.join("suite");
+    let output = rtlab()
+        .arg("suite")
+        .arg(&file)
+        .args(["--simulate", seed, "--label", "sim", "-q", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::create_dir(out.join("switch-minimal")).unwrap();
+    std::fs::copy(fixture("derived-probes.run.json"), out.join("switch-minimal/run.json")).unwrap();
+    let mut suite = common::read_json(&out.join("suite.json"));
+    suite["conditions"].as_array_mut().unwrap().push(serde_json::json!({
+        "name": "switch-minimal",
+        "title": "Task switch, minimum load",
+        "directory": "switch-minimal",
+        "run_label": "sim-switch-minimal",
+        "status": "done",
+        "plan": "switch and more (a fixture)",
+    }));
+    std::fs::write(out.join("suite.json"), serde_json::to_string_pretty(&suite).unwrap()).unwrap();
+    out
+}
+
+/// One run's value of `--jitter-stat max` for a figure, the oracle: the first of `metrics`
+/// the run measured, its worst scenario's largest sample (scenario, metric, value).
+fn run_max(run: &Value, metrics: &[&str]) -> Option<(String, String, i64)> {
+    metrics.iter().find_map(|metric| {
+        max_per_scenario(run, metric)
+            .into_iter()
+            .reduce(|a, b| if b.1 > a.1 { b } else { a })
+            .map(|(scenario, value)| (scenario, metric.to_string(), value))
+    })
+}
+
+/// The worst of several runs (the first of equal ones): (index, scenario, metric, value).
+fn worst_of(runs: &[&Value], metrics: &[&str]) -> (usize, String, String, i64) {
+    let mut worst: Option<(usize, String, String, i64)> = None;
+    for (i, run) in runs.iter().enumerate() {
+        if let Some((scenario, metric, value)) = run_max(run, metrics) {
+            if worst.as_ref().is_none_or(|w| value > w.3) {
+                worst = Some((i, scenario, metric, value));
+            }
+        }
+    }
+    worst.expect("some run measured the figure")
+}
+
+const WAKE_UP: [&str; 3] = ["timer.latency", "jitter.latency", "timerlat.thread"];
+
+#[test]
+fn a_suite_directory_is_a_platform_and_each_figure_names_its_condition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = simulated_suite(tmp.path(), "3");
+    let conditions = ["timer-idle", "jitter-idle", "switch-minimal"];
+    let runs: Vec<Value> = conditions.iter().map(|c| run_json(&suite.join(c))).collect();
+    let run_refs: Vec<&Value> = runs.iter().collect();
+    let suite_text = suite.display().to_string();
+
+    let (code, json) = check_json(&[&example("three-tasks.toml"), "--platform", &suite_text]);
+    assert_eq!(code, 0);
+    // The activation latency: the worst of every condition's wake-up latency (timer.latency
+    // in timer-idle, jitter.latency in jitter-idle and in the switch fixture).
+    let (i, scenario, metric, value) = worst_of(&run_refs, &WAKE_UP);
+    let a = &json["activation_latency"];
+    assert_eq!(a["from"], "platform");
+    assert_eq!(a["condition"], conditions[i]);
+    assert_eq!(a["suite"], "mini-platform");
+    assert_eq!(a["run"], suite.join(conditions[i]).display().to_string().as_str());
+    assert_eq!(a["label"], runs[i]["label"]);
+    assert_eq!(a["metric"], metric.as_str());
+    assert_eq!(a["scenario"], scenario.as_str());
+    assert_eq!(a["measured_ns"], value);
+    assert_eq!(a["ns"], value.max(0));
+    let candidates = a["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 3, "{a}");
+    for (c, (condition, run)) in candidates.iter().zip(conditions.iter().zip(&runs)) {
+        let (_, metric, value) = run_max(run, &WAKE_UP).unwrap();
+        assert_eq!(c["condition"], *condition);
+        assert_eq!((c["metric"].as_str().unwrap(), c["measured_ns"].as_i64().unwrap()), (metric.as_str(), value));
+    }
+    assert_eq!(candidates[0]["metric"], "timer.latency");
+    assert_eq!(candidates[1]["metric"], "jitter.latency", "the jitter probe's wake-up latency, not its period jitter");
+    // Each run's own preferred metric competes: timer.latency of one condition does not hide
+    // the worse jitter.latency of another.
+    assert_eq!((conditions[i], metric.as_str()), ("jitter-idle", "jitter.latency"), "{a}");
+    // CS: only the switch condition measured task switches.
+    let (_, scenario, _, value) = worst_of(&[&runs[2]], &["switch.futex"]);
+    let cs = &json["switch"];
+    assert_eq!((cs["condition"].as_str(), cs["metric"].as_str()), (Some("switch-minimal"), Some("switch.futex")));
+    assert_eq!((cs["scenario"].as_str().unwrap(), cs["measured_ns"].as_i64().unwrap()), (scenario.as_str(), value));
+    assert_eq!(cs["candidates"].as_array().unwrap().len(), 1);
+    // platform: the suite given, and each condition's run.
+    let p = &json["platform"];
+    assert_eq!(p["run"], suite_text.as_str());
+    assert_eq!(p["label"], "sim");
+    assert_eq!(p["inputs"][0]["kind"], "suite");
+    assert_eq!(p["inputs"][0]["suite"], "mini-platform");
+    let sources: Vec<&str> =
+        p["sources"].as_array().unwrap().iter().map(|s| s["condition"].as_str().unwrap()).collect();
+    assert_eq!(sources, conditions);
+
+    // The terminal names the condition, its directory and label, and the other candidates.
+    let (code, stdout, stderr) = check(&[&example("three-tasks.toml"), "--platform", &suite_text]);
+    assert_eq!(code, 0, "{stderr}");
+    let a_line = stdout.lines().find(|l| l.starts_with("Activation latency (added")).unwrap();
+    let named = format!(
+        "{metric} max, all CPUs, condition {:?} of suite mini-platform ({}, label {}), worst scenario",
+        conditions[i],
+        suite.join(conditions[i]).display(),
+        runs[i]["label"]
+    );
+    assert!(a_line.contains(&named), "{a_line:?} lacks {named:?}");
+    assert!(stdout.contains("  (the worst of 3 runs: condition \"timer-idle\" timer.latency "), "{stdout}");
+    assert!(
+        stdout.contains(
+            "  (condition \"jitter-idle\" has no timer.latency: jitter.latency, the same periodic wake-up, stands in)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Task switch CS (charged twice per job): "), "{stdout}");
+    assert!(
+        stdout.contains("switch.futex max, all CPUs, condition \"switch-minimal\" of suite mini-platform"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!(
+        "Platform: suite mini-platform (label \"sim\") in {suite_text}: the runs of 3 conditions \
+         (timer-idle, jitter-idle, switch-minimal)"
+    )));
+    // suite.json itself names the suite as well.
+    let (_, by_file) =
+        check_json(&[&example("three-tasks.toml"), "--platform", &suite.join("suite.json").display().to_string()]);
+    assert_eq!(by_file["activation_latency"]["measured_ns"], json["activation_latency"]["measured_ns"]);
+    assert_eq!(by_file["activation_latency"]["condition"], json["activation_latency"]["condition"]);
+}
+
+#[test]
+fn several_platforms_charge_the_worst_of_all_their_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = Vec::new();
+    for seed in ["1", "2"] {
+        let dir = tmp.path().join(format!("run-{seed}"));
+        let output = rtlab()
+            .args(["run", "--simulate", seed, "-D", "2s", "--load", "idle", "-q", "-o"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        dirs.push(dir);
+    }
+    let runs: Vec<Value> = dirs.iter().map(|d| run_json(d)).collect();
+    let texts: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let (worst, scenario, _, value) = worst_of(&runs.iter().collect::<Vec<_>>(), &WAKE_UP);
+    // Either order: the worse run is charged, and named.
+    for order in [[0, 1], [1, 0]] {
+        let (code, json) =
+            check_json(&[&example("three-tasks.toml"), "--platform", &texts[order[0]], "--platform", &texts[order[1]]]);
+        assert_eq!(code, 0);
+        let a = &json["activation_latency"];
+        assert_eq!(a["measured_ns"], value);
+        assert_eq!(a["run"], texts[worst].as_str());
+        assert_eq!(a["condition"], Value::Null);
+        assert_eq!(a["scenario"], scenario.as_str());
+        assert_eq!(a["candidates"].as_array().unwrap().len(), 2);
+        assert_eq!(json["platform"]["run"], Value::Null, "several inputs: no single run");
+        assert_eq!(json["platform"]["inputs"].as_array().unwrap().len(), 2);
+        assert_eq!(json["switch"]["from"], "none");
+    }
+    let (_, stdout, _) = check(&[&example("three-tasks.toml"), "--platform", &texts[0], "--platform", &texts[1]]);
+    assert!(stdout.contains("Platform: 2 inputs, each figure the worst of their runs"), "{stdout}");
+    assert!(stdout.contains(&format!("timer.latency max, all CPUs, run {} (label ", texts[worst])), "{stdout}");
+    assert!(stdout.contains("0: none of the 2 platform runs has a switch.* measurement"), "{stdout}");
+
+    // A suite and runs together: every run of both is a candidate.
+    let suite = simulated_suite(tmp.path(), "3");
+    let suite_text = suite.display().to_string();
+    let mut all: Vec<Value> = runs.clone();
+    all.extend(["timer-idle", "jitter-idle", "switch-minimal"].iter().map(|c| run_json(&suite.join(c))));
+    let (i, _, metric, value) = worst_of(&all.iter().collect::<Vec<_>>(), &WAKE_UP);
+    let (code, json) = check_json(&[
+        &example("three-tasks.toml"),
+        "--platform",
+        &texts[0],
+        "--platform",
+        &suite_text,
+        "--platform",
+        &texts[1],
+    ]);
+    assert_eq!(code, 0);
+    let a = &json["activation_latency"];
+    assert_eq!((a["measured_ns"].as_i64(), a["metric"].as_str()), (Some(value), Some(metric.as_str())));
+    assert_eq!(a["candidates"].as_array().unwrap().len(), 5);
+    assert_eq!(a["condition"].is_null(), i < 2, "{a}");
+    assert_eq!(json["switch"]["condition"], "switch-minimal");
+    let kinds: Vec<&str> =
+        json["platform"]["inputs"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["run", "suite", "run"]);
+}
+
+#[test]
+fn platforms_that_are_not_one_exit_2_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = example("three-tasks.toml");
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let damaged = tmp.path().join("damaged");
+    std::fs::create_dir(&damaged).unwrap();
+    std::fs::write(damaged.join("suite.json"), "{\"schema\": \"rtlab.suite/1\",").unwrap();
+
+    // A suite whose conditions measured no wake-up latency: their runs keep only the period
+    // jitter (timer.jitter, jitter.jitter), which is no activation latency.
+    let suite = simulated_suite(tmp.path(), "3");
+    for condition in ["timer-idle", "jitter-idle", "switch-minimal"] {
+        let path = suite.join(condition).join("run.json");
+        let mut run = common::read_json(&path);
+        run["measurements"].as_array_mut().unwrap().retain(|m| !WAKE_UP.contains(&m["metric"].as_str().unwrap()));
+        std::fs::write(&path, serde_json::to_string(&run).unwrap()).unwrap();
+    }
+    let suite_text = suite.display().to_string();
+    // ... which still gives CS when the activation latency is given by hand.
+    let (code, json) = check_json(&[&set, "--platform", &suite_text, "--jitter", "10us"]);
+    assert_eq!(code, 0);
+    assert_eq!(json["switch"]["condition"], "switch-minimal");
+
+    // A suite without any run.
+    let no_runs = tmp.path().join("no-runs");
+    std::fs::create_dir(&no_runs).unwrap();
+    std::fs::copy(suite.join("suite.json"), no_runs.join("suite.json")).unwrap();
+
+    let (e, d, n) = (empty.display().to_string(), damaged.display().to_string(), no_runs.display().to_string());
+    let cases: [(&[&str], String); 5] = [
+        (
+            &["--platform", &e],
+            format!("--platform {e}: neither a results directory (no run.json) nor a suite directory (no suite.json)"),
+        ),
+        (&["--platform", &d], format!("--platform {d}/suite.json: not a valid rtlab result: not JSON")),
+        (
+            &["--platform", &suite_text],
+            format!(
+                "--platform {suite_text}: no condition of suite mini-platform measured a periodic wake-up latency \
+                 (timer.latency, jitter.latency, timerlat.thread)"
+            ),
+        ),
+        (
+            &["--platform", &suite_text, "--platform", &suite.join("switch-minimal").display().to_string()],
+            "--platform: none of the 4 runs of the 2 inputs measured a periodic wake-up latency".to_string(),
+        ),
+        (&["--platform", &n], format!("--platform {n}: no condition of suite mini-platform has a run")),
+    ];
+    for (flags, expected) in cases {
+        let mut args = vec![set.as_str()];
+        args.extend_from_slice(flags);
+        let (code, stdout, stderr) = check(&args);
+        assert_eq!(code, 2, "{flags:?}: {stdout}{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with(&format!("rtlab: error: {expected}")), "{flags:?}: {stderr:?} lacks {expected:?}");
+    }
+}
