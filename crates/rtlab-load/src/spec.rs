@@ -33,13 +33,16 @@ pub const LOADS: &[&str] = &[
 pub const PRESETS: &[(&str, &str)] = &[
     ("idle", "no load"),
     ("mixed", "messaging + udp-flood + disk: rtlab run's default load (scheduler, network softirqs, block I/O)"),
-    ("akamina", "comms"),
+    ("akamina", "comms at 12.5 MB/s (Akamina's 100BaseT LAN): 60,000-byte messages echoed, 104 round trips/s"),
     ("regnier", "disk + fs-walk + compress + compile + udp-flood"),
     ("senoner", "disk (write, read, copy) + proc-read"),
     ("dohell", "proc-read of /proc/interrupts + ps loop + disk + ls -lR loop (xeno-test's dohell)"),
     ("osadl", "udp-flood at 1,000 packets/s + disk at 1 MB/s + memory at 1 MB/s"),
     ("dodiu", "ping-flood (ping -f to 127.0.0.1)"),
 ];
+
+/// The `akamina` preset's comms rate: the paper's 100BaseT LAN.
+const AKAMINA_RATE: &str = "12.5MB/s";
 
 /// Keys whose values are always text, even when they look like numbers.
 const TEXT_KEYS: &[&str] =
@@ -99,7 +102,7 @@ fn value(load: &str, key: &str, raw: &str) -> Result<Value, LoadError> {
 }
 
 /// Builds `P` from the `key=value` parts of a spec over `P`'s defaults.
-fn params<P: DeserializeOwned>(load: &str, parts: &[&str]) -> Result<P, LoadError> {
+pub(crate) fn params<P: DeserializeOwned>(load: &str, parts: &[&str]) -> Result<P, LoadError> {
     let mut object = Map::new();
     for part in parts {
         let (key, raw) = part
@@ -147,7 +150,12 @@ fn shell_loop(script: &str) -> Result<Box<dyn Load>, LoadError> {
 pub fn preset(name: &str) -> Result<Vec<Box<dyn Load>>, LoadError> {
     let loads: Vec<Box<dyn Load>> = match name {
         "idle" => Vec::new(),
-        "akamina" => vec![Box::new(comms::CommsLoad::new(Default::default())?)],
+        // The paper's client and server talked over a 100BaseT LAN: 100 Mbit/s, one message
+        // at a time (the client waits for each echo), so 12.5 MB/s both ways together.
+        "akamina" => vec![Box::new(comms::CommsLoad::new(comms::CommsParams {
+            rate: Some(AKAMINA_RATE.parse().expect("a valid rate")),
+            ..Default::default()
+        })?)],
         "regnier" => vec![
             Box::new(disk::DiskLoad::new(Default::default())?),
             Box::new(fs_walk::FsWalkLoad::new(Default::default())?),
@@ -238,6 +246,9 @@ mod tests {
             "udp-flood:rate=200k:payload=64",
             "udp-flood:rate=max",
             "comms:message-bytes=60000",
+            "comms:rate=12.5MB/s",
+            "comms:rate=100Mbit/s:clients=2",
+            "comms:rate=max",
             "memory:rate_mb_s=1",
             "proc-read:files=/proc/stat;/proc/meminfo",
             "fs-walk:root=/usr:word=1000",
@@ -279,6 +290,9 @@ mod tests {
             ("messaging:transport=udp", "`socket` or `pipe`"),
             ("messaging:groups=0", "groups"),
             ("messaging:message_bytes=100k", "message_bytes"),
+            ("comms:rate=12.5", "no unit"),
+            ("comms:rate=fast", "rate \"fast\""),
+            ("comms:rate=0MB/s", "at least 1 B/s"),
         ] {
             let err = parse_load_spec(spec).err().unwrap_or_else(|| panic!("{spec} accepted"));
             assert!(err.is_usage_error(), "{spec}: {err}");
@@ -291,6 +305,7 @@ mod tests {
         assert!(preset("idle").unwrap().is_empty());
         let akamina = preset("akamina").unwrap();
         assert_eq!(akamina.iter().map(|l| l.name()).collect::<Vec<_>>(), vec!["comms"]);
+        assert_eq!(AKAMINA_RATE.parse::<comms::ByteRate>().unwrap().bytes_per_s(), 12_500_000);
         let names = |p: &str| preset(p).unwrap().iter().map(|l| l.name().to_string()).collect::<Vec<_>>();
         assert_eq!(names("senoner"), vec!["disk", "proc-read"]);
         assert_eq!(names("osadl"), vec!["udp-flood", "disk", "memory"]);

@@ -104,7 +104,41 @@ fn bad_loads_are_refused_before_anything_runs() {
     refused_before_measuring(&["--load", "idle,,cpu"], "empty", 2);
     refused_before_measuring(&["--load", "cpu", "--load-cpus", "99"], "--load-cpus", 2);
     refused_before_measuring(&["--load", "cpu:nonsense=1"], "nonsense", 2);
+    refused_before_measuring(&["--load", "comms:rate=12.5"], "rate 12.5: no unit", 2);
+    refused_before_measuring(&["--load", "comms:rate=fast"], "rate \"fast\": unknown unit", 2);
     refused_before_measuring(&["--settle", "soon"], "--settle", 2);
+}
+
+/// `comms:rate=`: the throttled load holds its limit (message bytes sent plus echoed per
+/// second) and says so beside what it achieved; the same load unthrottled carries far more.
+#[test]
+fn throttled_comms_holds_its_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = rtlab()
+        .args(["run", "--quiet", "--load", "comms:rate=12.5MB/s,comms", "--duration", "2s", "--settle", "0.5s"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out);
+    let throttled = &scenario(&run, "comms:rate=12.5MB/s")["loads"][0];
+    assert_eq!(throttled["parameters"]["rate"], "12.5MB/s");
+    assert_eq!(throttled["parameters"]["rate_bytes_per_s"], 12_500_000);
+    assert_eq!(achieved(throttled, "MB/s limit"), 12.5);
+    let carried = achieved(throttled, "MB/s sent+echoed");
+    // The bucket starts empty, so the limit holds from the start; 2 % for timing slack.
+    assert!(carried <= 12.5 * 1.02, "throttled to 12.5 MB/s, carried {carried} MB/s");
+    // Round trips of 60,000 bytes each way: about 104 a second once it runs.
+    assert!(carried > 12.5 * 0.5, "throttled load too slow: {carried} MB/s");
+    let echoed = achieved(throttled, "MB/s echoed");
+    assert!((2.0 * echoed - carried).abs() < 1e-9 * carried, "each round trip counts twice: {echoed} {carried}");
+    let flat_out = &scenario(&run, "comms")["loads"][0];
+    assert!(flat_out["achieved"].as_array().unwrap().iter().all(|i| i["name"] != "MB/s limit"), "{flat_out}");
+    let unthrottled = achieved(flat_out, "MB/s sent+echoed");
+    // Loopback carries hundreds of MB/s here; "clearly below" leaves room for a busy machine.
+    assert!(unthrottled > 4.0 * carried, "unthrottled {unthrottled} MB/s vs throttled {carried} MB/s");
 }
 
 /// A load that stops before the measurement ends: saved, marked, and the run fails (3).
