@@ -5,13 +5,15 @@
 //! Regnier's predictability (standard deviation, maximum against mean), the Xenomai/RTAI
 //! paper's comparative statements.
 
+pub use crate::suite::JudgementResult;
 use crate::suite::{check_id, ConditionNames, Selector, SpecError, StatisticSpec};
 use rtlab_analysis::requirement::main_metric_of;
 use rtlab_analysis::units::parse_time_ns;
 use serde::{Deserialize, Serialize};
 
 /// The rules a judgement can follow.
-pub const JUDGEMENT_KINDS: [&str; 5] = ["bounds", "jitter-share", "predictability", "share-below", "lower-by"];
+pub const JUDGEMENT_KINDS: [&str; 6] =
+    ["bounds", "jitter-share", "predictability", "share-below", "lower-by", "schedulability"];
 
 /// One statistic of one condition's metric, as a judgement names it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +31,32 @@ pub struct CellRef {
     /// How the findings name it ("t2 unloaded"); default "CONDITION METRIC".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// `schedulability` only: which platform figure the cell gives, "jitter" (the release
+    /// jitter J charged to every task) or "switch" (the task-switch time CS); the worst cell
+    /// of each role is charged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+}
+
+/// A task of a `schedulability` judgement's task set: C and T (and D, default T) as
+/// durations ("100us").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub name: String,
+    pub c: String,
+    pub t: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d: Option<String>,
+}
+
+/// The paper's own platform figures, to run the same analysis with them beside this
+/// machine's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperFigures {
+    pub jitter: String,
+    pub switch: String,
 }
 
 impl CellRef {
@@ -86,9 +114,45 @@ pub struct JudgementSpec {
     /// How rtlab reads the paper where the paper gives no number (a threshold's choice).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reading: Option<String>,
+    /// `schedulability`: the task set, analysed for one CPU under rate-monotonic
+    /// priorities with the measured J and CS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper_figures: Option<PaperFigures>,
 }
 
 impl JudgementSpec {
+    /// The `schedulability` task set (checked by [`JudgementSpec::check`]).
+    pub fn task_set(&self) -> Result<rtlab_analysis::taskset::TaskSet, String> {
+        let mut tasks = Vec::new();
+        for t in &self.tasks {
+            let at = |what: &str, e: String| format!("tasks {:?}: {what}: {e}", t.name);
+            let c = parse_time_ns(&t.c).map_err(|e| at("c", e.to_string()))?;
+            let period = parse_time_ns(&t.t).map_err(|e| at("t", e.to_string()))?;
+            let mut task = rtlab_analysis::taskset::Task::periodic(t.name.clone(), c, period);
+            if let Some(d) = &t.d {
+                task.deadline_ns = parse_time_ns(d).map_err(|e| at("d", e.to_string()))?;
+            }
+            tasks.push(task);
+        }
+        let set = rtlab_analysis::taskset::TaskSet {
+            name: Some(self.id.clone()),
+            format: rtlab_analysis::taskset::TaskSetFormat::Toml,
+            tasks,
+        };
+        set.validate().map_err(|e| e.to_string())?;
+        Ok(set)
+    }
+
+    /// The paper's figures in ns: (J, CS).
+    pub fn paper_figures_ns(&self) -> Result<Option<(u64, u64)>, String> {
+        let Some(p) = &self.paper_figures else { return Ok(None) };
+        let j = parse_time_ns(&p.jitter).map_err(|e| format!("paper_figures.jitter: {e}"))?;
+        let cs = parse_time_ns(&p.switch).map_err(|e| format!("paper_figures.switch: {e}"))?;
+        Ok(Some((j, cs)))
+    }
+
     /// The bounds in ns, in order.
     pub fn bounds_ns(&self) -> Result<Vec<u64>, String> {
         self.bounds.iter().map(|b| parse_time_ns(b).map_err(|e| format!("bounds: {b:?}: {e}"))).collect()
@@ -127,7 +191,14 @@ impl JudgementSpec {
                 }
                 _ => {}
             }
-            let needs_statistic = matches!(self.kind.as_str(), "bounds" | "share-below" | "lower-by");
+            let schedulability = self.kind == "schedulability";
+            match (cell.role.as_deref(), schedulability) {
+                (Some("jitter" | "switch"), true) | (None, false) => {}
+                (_, true) => return Err(cell_at("a schedulability cell has role = \"jitter\" or \"switch\"".into())),
+                (Some(_), false) => return Err(cell_at("role belongs to schedulability judgements".into())),
+            }
+            let needs_statistic =
+                matches!(self.kind.as_str(), "bounds" | "share-below" | "lower-by" | "schedulability");
             match (&cell.statistic, needs_statistic) {
                 (None, true) => return Err(cell_at(format!("a {} judgement needs a statistic", self.kind))),
                 (Some(_), false) => {
@@ -155,6 +226,21 @@ impl JudgementSpec {
             "bounds" => {
                 self.bounds_ns().map_err(&fail)?;
             }
+            "schedulability" => {
+                if self.tasks.is_empty() {
+                    return Err(fail(
+                        "tasks: give the task set, e.g. tasks = [{ name = \"t1\", c = \"50us\", t = \"300us\" }]"
+                            .into(),
+                    ));
+                }
+                self.task_set().map_err(&fail)?;
+                self.paper_figures_ns().map_err(&fail)?;
+                for role in ["jitter", "switch"] {
+                    if !self.cells.iter().any(|c| c.role.as_deref() == Some(role)) {
+                        return Err(fail(format!("no cell with role = {role:?}: the analysis charges both figures")));
+                    }
+                }
+            }
             "jitter-share" | "share-below" | "lower-by" => match self.percent {
                 Some(p) if p > 0.0 && p <= 100.0 => {}
                 _ => return Err(fail(format!("a {} judgement needs percent in (0, 100]", self.kind))),
@@ -163,32 +249,4 @@ impl JudgementSpec {
         }
         Ok(())
     }
-}
-
-/// What a judgement gave on this machine.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgementResult {
-    pub id: String,
-    pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    pub paper: String,
-    pub kind: String,
-    /// One line per fact computed ("500 µs: not met: t2 unloaded max 9,327.7 µs").
-    pub findings: Vec<String>,
-    /// The paper's conclusion, recomputed for this machine, in a sentence.
-    pub conclusion: String,
-    /// Whether this machine passes the paper's test (None: the rule does not say, or it
-    /// could not be computed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub met: Option<bool>,
-    /// The cells' values in ns (NaN-free; None where not measured), for comparisons
-    /// across suite runs (`lower-by`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub values_ns: Vec<Option<i64>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reading: Option<String>,
-    /// The rule's percent (a `lower-by` needs it to compare suite runs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub percent: Option<f64>,
 }

@@ -502,6 +502,10 @@ pub struct FigureSpec {
     /// ... and how many (the last bin's end is the largest latency the paper could record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bin_count: Option<u64>,
+    /// Which measurements of the metric (one task period, one stimulus rate, one CPU), as a
+    /// table cell's `where`.
+    #[serde(default, rename = "where", skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -547,6 +551,9 @@ impl FigureSpec {
             if !(top > 0.0 && top <= 100.0) || self.kind != "cumulative" {
                 return Err(spec_error(&at, "top_percent is a percentage in (0, 100] of a cumulative figure"));
             }
+        }
+        if let Some(selector) = &self.selector {
+            selector.period_ns().map_err(|e| spec_error(&at, e))?;
         }
         self.bins()?;
         Ok(())
@@ -709,7 +716,37 @@ pub struct SuiteRecord {
     pub verdict: Option<Verdict>,
     /// The paper's own conclusions, recomputed from this machine's runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub judgements: Vec<crate::judgement::JudgementResult>,
+    pub judgements: Vec<JudgementResult>,
+}
+
+/// What a `[[judgement]]` (rtlab_results::judgement::JudgementSpec) gave on this machine:
+/// suite.json `judgements`. Here, beside the record that holds it, so that the record does
+/// not depend on the specification's module.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgementResult {
+    pub id: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub paper: String,
+    pub kind: String,
+    /// One line per fact computed ("500 µs: not met: t2 unloaded max 9,327.7 µs").
+    pub findings: Vec<String>,
+    /// The paper's conclusion, recomputed for this machine, in a sentence.
+    pub conclusion: String,
+    /// Whether this machine passes the paper's test (None: the rule does not say, or it
+    /// could not be computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub met: Option<bool>,
+    /// The cells' values in ns (NaN-free; None where not measured), for comparisons
+    /// across suite runs (`lower-by`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_ns: Vec<Option<i64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
+    /// The rule's percent (a `lower-by` needs it to compare suite runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
 }
 
 impl SuiteRecord {

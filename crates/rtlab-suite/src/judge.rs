@@ -34,6 +34,7 @@ pub fn judge(spec: &JudgementSpec, conditions: &[ConditionRun]) -> Result<Judgem
         "predictability" => predictability(spec, conditions, &mut result)?,
         "share-below" => share_below(spec, conditions, &mut result)?,
         "lower-by" => lower_by(spec, conditions, &mut result)?,
+        "schedulability" => schedulability(spec, conditions, &mut result)?,
         other => return Err(ReportError::Usage { what: "suite".into(), reason: format!("judgement kind {other:?}") }),
     }
     Ok(result)
@@ -369,6 +370,101 @@ fn lower_by(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut Judgeme
     Ok(())
 }
 
+/// The paper's analysis of a task set (rate-monotonic priorities, response-time analysis),
+/// charged with this machine's worst J and CS from the suite's own conditions, and with the
+/// paper's figures beside it.
+fn schedulability(
+    spec: &JudgementSpec,
+    conditions: &[ConditionRun],
+    out: &mut JudgementResult,
+) -> Result<(), ReportError> {
+    use rtlab_analysis::schedulability::{analyse, tolerated_activation_latency, Overheads};
+    let usage = |reason: String| ReportError::Usage { what: "suite".into(), reason };
+    let set = spec.task_set().map_err(usage)?;
+    // The worst cell of each role.
+    let mut worst: [Option<(i64, String)>; 2] = [None, None];
+    let mut missing = Vec::new();
+    for (i, cell) in spec.cells.iter().enumerate() {
+        let slot = usize::from(cell.role.as_deref() == Some("switch"));
+        let statistic = statistic_or_max(spec, i);
+        match value_of(cell, statistic, conditions).map(|v| time_of(&v)) {
+            Ok(Some(ns)) => {
+                out.findings.push(format!("{} {statistic}: {} µs", cell.shown(), us(ns)));
+                if worst[slot].as_ref().is_none_or(|(w, _)| ns > *w) {
+                    worst[slot] = Some((ns, cell.shown()));
+                }
+            }
+            Ok(None) => {}
+            Err(why) => missing.push(format!("{}: {why}", cell.shown())),
+        }
+    }
+    out.values_ns = worst.iter().map(|w| w.as_ref().map(|(ns, _)| *ns)).collect();
+    let describe = |analysis: &rtlab_analysis::schedulability::Analysis| -> Vec<String> {
+        analysis
+            .tasks
+            .iter()
+            .map(|t| {
+                let r = t.response_ns.map(|r| format!("R {} µs", us(r as i64))).unwrap_or_else(|| "R > D".into());
+                format!(
+                    "{}: C {} µs, T {} µs, D {} µs, {r}: {}",
+                    t.name,
+                    us(t.wcet_ns as i64),
+                    us(t.period_ns as i64),
+                    us(t.deadline_ns as i64),
+                    if t.schedulable { "meets its deadline" } else { "MISSES its deadline" }
+                )
+            })
+            .collect()
+    };
+    let paper = spec.paper_figures_ns().map_err(usage)?;
+    if let Some((j, cs)) = paper {
+        let analysis = analyse(&set, Overheads { activation_latency_ns: j, switch_ns: cs });
+        out.findings.push(format!(
+            "With the paper's figures (J {} µs, CS {} µs): {}",
+            us(j as i64),
+            us(cs as i64),
+            if analysis.schedulable { "schedulable" } else { "not schedulable" }
+        ));
+    }
+    let (Some((j, j_from)), Some((cs, cs_from))) = (&worst[0], &worst[1]) else {
+        if !missing.is_empty() {
+            out.findings.push(format!("Not measured: {}.", missing.join("; ")));
+        }
+        out.conclusion = "Cannot be judged: the jitter and the task-switch time were not both measured.".into();
+        return Ok(());
+    };
+    let overheads = Overheads { activation_latency_ns: (*j).max(0) as u64, switch_ns: (*cs).max(0) as u64 };
+    let analysis = analyse(&set, overheads);
+    out.findings.push(format!(
+        "With this machine's figures: J {} µs (from {j_from}), CS {} µs (from {cs_from}); priorities: {}",
+        us(*j),
+        us(*cs),
+        analysis.order_rule
+    ));
+    out.findings.extend(describe(&analysis));
+    out.findings.push(format!(
+        "U = {:.3}; Liu-Layland bound {:.4}: {}",
+        analysis.utilization,
+        analysis.liu_layland_bound,
+        if analysis.liu_layland_passed { "passes (sufficient, without J and CS)" } else { "not passed (inconclusive)" }
+    ));
+    if !missing.is_empty() {
+        out.findings.push(format!("Not measured (left out of the worst): {}.", missing.join("; ")));
+    }
+    let tolerated = tolerated_activation_latency(&set, overheads.switch_ns);
+    let tolerance = match tolerated {
+        Some(t) => format!("; the set tolerates a jitter of up to {} µs with this CS", us(t as i64)),
+        None => "; the set misses a deadline even without jitter".into(),
+    };
+    out.met = Some(analysis.schedulable);
+    out.conclusion = if analysis.schedulable {
+        format!("Schedulable with this machine's jitter and task-switch time{tolerance}.")
+    } else {
+        format!("Not schedulable with this machine's jitter and task-switch time{tolerance}.")
+    };
+    Ok(())
+}
+
 /// `lower-by` across suite runs: for each ordered pair of labels with both values, how much
 /// lower the second is than the first, and whether by at least `percent`.
 pub fn lower_by_pairs(percent: f64, values: &[(String, Option<i64>)]) -> Vec<String> {
@@ -438,6 +534,8 @@ mod tests {
             percent: None,
             reference: vec![],
             reading: None,
+            tasks: vec![],
+            paper_figures: None,
         }
     }
 
@@ -449,6 +547,7 @@ mod tests {
             scenario: None,
             selector: None,
             label: None,
+            role: None,
         }
     }
 
@@ -548,5 +647,50 @@ mod tests {
         assert_eq!(r.values_ns, [Some(5_000)]);
         let pairs = lower_by_pairs(95.0, &[("rt".into(), Some(100_000)), ("xenomai".into(), Some(4_000))]);
         assert_eq!(pairs, ["xenomai (4.0 µs) is 96.0 % lower than rt (100.0 µs): at least 95 %, as the paper says"]);
+    }
+
+    #[test]
+    fn schedulability_charges_the_worst_jitter_and_switch_and_the_papers_figures() {
+        // t1: C 50 µs, T 300 µs; t2: C 2 ms, T 10 ms. With J 100 µs and CS 38 µs (the paper's
+        // worst): R1 = 100 + 50 + 76 = 226 µs; R2 = 100 + 3714 = 3814 µs (hand iteration).
+        let idle = run_with("jitter.jitter", &[(300_000, vec![5_000, 22_000])]);
+        let loaded = run_with("jitter.jitter", &[(300_000, vec![5_000, 100_000])]);
+        let switch = run_with("switch.futex", &[(1_000_000, vec![30_000, 38_000])]);
+        let runs = [("jitter-idle", &idle), ("jitter-ping", &loaded), ("switch-maximal", &switch)];
+        let role = |c: &str, m: &str, r: &str| CellRef {
+            role: Some(r.into()),
+            label: Some(c.into()),
+            ..cell(c, m, Some("max"))
+        };
+        let mut s = spec(
+            "schedulability",
+            vec![
+                role("jitter-idle", "jitter.jitter", "jitter"),
+                role("jitter-ping", "jitter.jitter", "jitter"),
+                role("switch-maximal", "switch.futex", "switch"),
+            ],
+        );
+        s.tasks = vec![
+            rtlab_results::judgement::TaskSpec { name: "t1".into(), c: "50us".into(), t: "300us".into(), d: None },
+            rtlab_results::judgement::TaskSpec { name: "t2".into(), c: "2ms".into(), t: "10ms".into(), d: None },
+        ];
+        s.paper_figures =
+            Some(rtlab_results::judgement::PaperFigures { jitter: "100us".into(), switch: "38us".into() });
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(r.values_ns, [Some(100_000), Some(38_000)], "the worst of each role");
+        assert_eq!(r.met, Some(true));
+        assert!(r.findings.iter().any(|f| f == "With the paper's figures (J 100.0 µs, CS 38.0 µs): schedulable"));
+        assert!(r.findings.iter().any(|f| f.starts_with("t1: C 50.0 µs, T 300.0 µs, D 300.0 µs, R 226.0 µs")));
+        assert!(r
+            .findings
+            .iter()
+            .any(|f| f.starts_with("t2: C 2,000.0 µs, T 10,000.0 µs, D 10,000.0 µs, R 3,814.0 µs")));
+        assert!(r.findings.iter().any(|f| f.contains("(from jitter-ping)")));
+        // A hypervisor's millisecond: t1 cannot meet 300 µs.
+        let late = run_with("jitter.jitter", &[(300_000, vec![5_000, 4_000_000])]);
+        let runs = [("jitter-idle", &idle), ("jitter-ping", &late), ("switch-maximal", &switch)];
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(r.met, Some(false));
+        assert!(r.conclusion.starts_with("Not schedulable"), "{}", r.conclusion);
     }
 }

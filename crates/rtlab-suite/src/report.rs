@@ -14,7 +14,9 @@ use rtlab_report::text::{capitalised, escape};
 use rtlab_report::ReportError;
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{run_warnings, ReportSet, SourcedRun};
-use rtlab_results::suite::{CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, SuiteRecord, SuiteTable};
+use rtlab_results::suite::{
+    CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, Selector, SuiteRecord, SuiteTable,
+};
 use rtlab_results::verdict::Verdict;
 use std::fmt::Write;
 
@@ -525,15 +527,21 @@ fn suite_figure(suites: &[LoadedSuite], spec: &FigureSpec) -> Result<Result<Figu
                 missing.push(format!("{shown}: no run"));
                 continue;
             };
-            if !run.measurements.iter().any(|m| m.metric == metric) {
+            let selected = |m: &&rtlab_results::run::Measurement| {
+                m.metric == metric && spec.selector.as_ref().is_none_or(|s| s.matches(m))
+            };
+            if !run.measurements.iter().any(|m| selected(&m)) {
                 let gaps = s.record.conditions.iter().find(|c| &c.name == name).map(|c| c.gaps.join("; "));
                 missing.push(match gaps.filter(|g| !g.is_empty()) {
                     Some(g) => format!("{shown}: {g}"),
-                    None => format!("{shown}: the run has no {metric} measurements"),
+                    None => format!(
+                        "{shown}: the run has no {metric} measurements{}",
+                        spec.selector.as_ref().map(|s| format!(" at {}", s.describe())).unwrap_or_default()
+                    ),
                 });
                 continue;
             }
-            let mut run = figure_run(run, &metric, &shown);
+            let mut run = figure_run(run, &metric, spec.selector.as_ref(), &shown);
             if let Some((width, count)) = bins {
                 overflow += rebin(&mut run, width, count)?;
             }
@@ -592,10 +600,10 @@ fn join_reasons(items: &[String]) -> String {
 }
 
 /// The run as one configuration of a figure: named `shown`, holding only `metric`.
-fn figure_run(run: &RunResult, metric: &str, shown: &str) -> RunResult {
+fn figure_run(run: &RunResult, metric: &str, selector: Option<&Selector>, shown: &str) -> RunResult {
     let mut run = run.clone();
     run.label = shown.to_string();
-    run.measurements.retain(|m| m.metric == metric);
+    run.measurements.retain(|m| m.metric == metric && selector.is_none_or(|s| s.matches(m)));
     // One scenario per configuration: the metric's (a condition's first).
     if let Some(first) = run.measurements.first().map(|m| m.scenario.clone()) {
         run.scenarios.retain(|s| s.name == first);

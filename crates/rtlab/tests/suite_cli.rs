@@ -512,3 +512,48 @@ fn a_judgement_with_a_mistake_is_the_files_mistake() {
         assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
     }
 }
+
+#[test]
+fn a_figure_can_take_one_period_of_a_metric() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = r#"
+[suite]
+name = "periods"
+title = "Two periods"
+
+[[condition]]
+name = "jitter"
+probe = "jitter"
+periods = "300us,1ms"
+duration = "2s"
+
+[[figure]]
+id = "fig-300"
+title = "The 300 µs task"
+kind = "timeseries"
+metric = "jitter.jitter"
+conditions = ["jitter"]
+where = { period = "300us" }
+
+[[figure]]
+id = "fig-none"
+title = "A period never measured"
+kind = "histogram"
+metric = "jitter.jitter"
+conditions = ["jitter"]
+where = { period = "700us" }
+"#;
+    let file = write_suite(tmp.path(), text);
+    let out = tmp.path().join("suite");
+    let (code, stdout) = run_simulated(&file, &out, "sim", "5", &[]);
+    assert_eq!(code, 0, "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let figure = html.split("id=\"fig-300\"").nth(1).expect("the 300 µs figure is drawn");
+    assert!(figure.split("</figure>").next().unwrap().contains("<svg"));
+    let missing = html.split("id=\"fig-none\"").nth(1).expect("the other figure says why it is missing");
+    assert!(
+        missing.contains("no jitter.jitter measurements at period 700us"),
+        "{}",
+        &missing[..300.min(missing.len())]
+    );
+}
