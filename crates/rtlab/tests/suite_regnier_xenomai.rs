@@ -267,7 +267,7 @@ fn xenomai_rtai_puts_each_published_statement_where_the_paper_does() {
         paper_statements(t),
         [
             ("RTAI (Fig 6)".to_string(), "Max (µs)".to_string(), "95 % lower than Fig 5".to_string()),
-            ("Xenomai (Fig 7, as the text cites it)".into(), "Max (µs)".into(), "95 % lower than Fig 5".into()),
+            ("Xenomai (Fig 7 per text)".into(), "Max (µs)".into(), "95 % lower than Fig 5".into()),
         ]
     );
     // Periodic task (Figures 7-10): "Nearly all latencies are below 2 µs" of the RTAI
@@ -277,7 +277,7 @@ fn xenomai_rtai_puts_each_published_statement_where_the_paper_does() {
     assert_eq!(
         paper_statements(t),
         [(
-            "RTAI kernel-space task (Fig 10)".to_string(),
+            "RTAI kernel task (Fig 10)".to_string(),
             "Below 2 µs (share of samples)".to_string(),
             "nearly all".to_string()
         )]
