@@ -3,10 +3,10 @@
 //! Pure computation on saved runs; the words a reader sees are the findings and the
 //! conclusion, which the suite report shows after the tables.
 
-use crate::measure::{cell_measurements, statistic_value, ConditionRun};
+use crate::measure::{measurements_for, statistic_of, ConditionRun};
 use rtlab_analysis::units::format_us;
-use rtlab_analysis::Moments;
 use rtlab_report::digest::combine;
+use rtlab_report::per_setting::steps;
 use rtlab_report::ReportError;
 use rtlab_results::judgement::{CellRef, JudgementResult, JudgementSpec};
 use rtlab_results::run::{Measurement, Setting};
@@ -40,41 +40,35 @@ pub fn judge(spec: &JudgementSpec, conditions: &[ConditionRun]) -> Result<Judgem
     Ok(result)
 }
 
-/// The measurements of a cell, or why there are none.
-fn measurements_of<'a>(
-    cell: &CellRef,
-    statistic: StatisticSpec,
-    conditions: &'a [ConditionRun],
-) -> Result<Vec<&'a Measurement>, String> {
-    let Some(condition) = conditions.iter().find(|c| c.name == cell.condition) else {
-        return Err(format!("condition {:?} was not run", cell.condition));
-    };
-    let Some(run) = condition.run else {
-        return Err(condition.missing.clone().unwrap_or_else(|| "the condition did not run".into()));
-    };
-    let spec = CellSpec {
+/// The table cell a judgement's cell stands for: its measurements and statistic are found
+/// as a table's are ([`crate::measure`]).
+fn cell_spec(cell: &CellRef, statistic: StatisticSpec) -> CellSpec {
+    CellSpec {
         condition: cell.condition.clone(),
         metric: cell.full_metric(),
         statistic,
         scenario: cell.scenario.clone(),
         selector: cell.selector.clone().unwrap_or_default(),
         minus: None,
-    };
-    let found = cell_measurements(&spec, run);
-    if found.is_empty() {
-        if !condition.gaps.is_empty() {
-            return Err(condition.gaps.join("; "));
-        }
-        return Err(format!("the run of {:?} has no {} measurements", cell.condition, spec.metric));
     }
-    Ok(found)
+}
+
+/// The measurements of a cell, or why there are none.
+fn measurements_of<'a>(
+    cell: &CellRef,
+    statistic: StatisticSpec,
+    conditions: &[ConditionRun<'a>],
+) -> Result<Vec<&'a Measurement>, String> {
+    measurements_for(&cell_spec(cell, statistic), conditions)
 }
 
 /// The cell's statistic, or why there is none.
-fn value_of(cell: &CellRef, statistic: StatisticSpec, conditions: &[ConditionRun]) -> Result<CellValue, String> {
-    let found = measurements_of(cell, statistic, conditions)?;
-    let combined = combine(&found).map_err(|e| e.to_string())?;
-    statistic_value(statistic, combined.histogram.as_ref(), &combined.moments).ok_or_else(|| "no samples".into())
+fn value_of(
+    cell: &CellRef,
+    statistic: StatisticSpec,
+    conditions: &[ConditionRun],
+) -> Result<Result<CellValue, String>, ReportError> {
+    statistic_of(&cell_spec(cell, statistic), conditions)
 }
 
 fn time_of(value: &CellValue) -> Option<i64> {
@@ -104,7 +98,7 @@ fn bounds(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut Judgement
     let mut values: Vec<(String, Result<i64, String>)> = Vec::new();
     for (i, cell) in spec.cells.iter().enumerate() {
         let statistic = statistic_or_max(spec, i);
-        let value = value_of(cell, statistic, conditions)
+        let value = value_of(cell, statistic, conditions)?
             .and_then(|v| time_of(&v).ok_or_else(|| format!("{statistic} is not a time")));
         out.values_ns.push(value.as_ref().ok().copied());
         values.push((format!("{} {statistic}", cell.shown()), value));
@@ -154,16 +148,13 @@ fn bounds(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut Judgement
             shown(0),
             shown(k)
         ),
+        None if bounds.len() == 1 => format!("This machine meets neither the paper's requirement ({}).", shown(0)),
         None => format!(
             "This machine meets neither the paper's requirement ({}) nor {}.",
             shown(0),
             (1..bounds.len()).map(shown).collect::<Vec<_>>().join(" nor ")
-        )
-        .replace(" nor .", "."),
+        ),
     };
-    if bounds.len() == 1 {
-        out.conclusion = out.conclusion.replace(" nor .", ".");
-    }
     Ok(())
 }
 
@@ -185,15 +176,9 @@ fn jitter_share(
                 continue;
             }
         };
-        let mut periods: Vec<u64> = found.iter().map(|m| Setting::Period.of(m).round() as u64).collect();
-        periods.sort_unstable();
-        periods.dedup();
-        for period in periods {
-            let mut moments = Moments::new();
-            for m in found.iter().filter(|m| Setting::Period.of(m).round() as u64 == period) {
-                moments.merge(&m.moments);
-            }
-            let Some(max) = moments.max() else { continue };
+        for step in steps(&found, Setting::Period)? {
+            let period = step.value.round() as u64;
+            let Some(max) = step.combined.moments.max() else { continue };
             let share = 100.0 * max as f64 / period.max(1) as f64;
             let hard = share <= limit;
             out.findings.push(format!(
@@ -318,7 +303,7 @@ fn share_below(
     for (i, cell) in spec.cells.iter().enumerate() {
         let statistic = statistic_or_max(spec, i);
         let StatisticSpec::Below(bound) = statistic else { continue };
-        match value_of(cell, statistic, conditions) {
+        match value_of(cell, statistic, conditions)? {
             Ok(CellValue::Share { share }) => {
                 let met = share * 100.0 >= want;
                 all_met &= met;
@@ -351,7 +336,7 @@ fn share_below(
 fn lower_by(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut JudgementResult) -> Result<(), ReportError> {
     for (i, cell) in spec.cells.iter().enumerate() {
         let statistic = statistic_or_max(spec, i);
-        match value_of(cell, statistic, conditions).map(|v| time_of(&v)) {
+        match value_of(cell, statistic, conditions)?.map(|v| time_of(&v)) {
             Ok(Some(ns)) => {
                 out.values_ns.push(Some(ns));
                 out.findings.push(format!("{} {statistic}: {} µs", cell.shown(), us(ns)));
@@ -387,7 +372,7 @@ fn schedulability(
     for (i, cell) in spec.cells.iter().enumerate() {
         let slot = usize::from(cell.role.as_deref() == Some("switch"));
         let statistic = statistic_or_max(spec, i);
-        match value_of(cell, statistic, conditions).map(|v| time_of(&v)) {
+        match value_of(cell, statistic, conditions)?.map(|v| time_of(&v)) {
             Ok(Some(ns)) => {
                 out.findings.push(format!("{} {statistic}: {} µs", cell.shown(), us(ns)));
                 if worst[slot].as_ref().is_none_or(|(w, _)| ns > *w) {
@@ -494,6 +479,7 @@ pub fn lower_by_pairs(percent: f64, values: &[(String, Option<i64>)]) -> Vec<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtlab_analysis::Moments;
     use rtlab_results::judgement::ReferenceRow;
     use rtlab_results::run::RunResult;
 

@@ -50,43 +50,50 @@ pub fn cell_measurements<'a>(cell: &CellSpec, run: &'a RunResult) -> Vec<&'a Mea
         .collect()
 }
 
-fn measure_cell(cell: &CellSpec, conditions: &[ConditionRun]) -> Result<CellValue, ReportError> {
-    let not_measured = |reason: String| Ok(CellValue::NotMeasured { reason });
+/// The measurements a cell takes from its condition's run, or why there are none (the
+/// condition failed or was not run, a capability it needs is missing, the run has no such
+/// metric).
+pub fn measurements_for<'a>(cell: &CellSpec, conditions: &[ConditionRun<'a>]) -> Result<Vec<&'a Measurement>, String> {
     let Some(condition) = conditions.iter().find(|c| c.name == cell.condition) else {
-        return not_measured(format!("condition {:?} was not run", cell.condition));
+        return Err(format!("condition {:?} was not run", cell.condition));
     };
     let Some(run) = condition.run else {
-        return not_measured(condition.missing.clone().unwrap_or_else(|| "the condition did not run".into()));
+        return Err(condition.missing.clone().unwrap_or_else(|| "the condition did not run".into()));
     };
     let measurements = cell_measurements(cell, run);
     if measurements.is_empty() {
         if !condition.gaps.is_empty() {
-            return not_measured(condition.gaps.join("; "));
+            return Err(condition.gaps.join("; "));
         }
         let at = if cell.selector.is_empty() { String::new() } else { format!(" at {}", cell.selector.describe()) };
-        return not_measured(format!("the run of {:?} has no {} measurements{at}", cell.condition, cell.metric));
+        return Err(format!("the run of {:?} has no {} measurements{at}", cell.condition, cell.metric));
     }
+    Ok(measurements)
+}
+
+/// A cell's statistic (its `minus` left aside), or why it is not measured.
+pub fn statistic_of(cell: &CellSpec, conditions: &[ConditionRun]) -> Result<Result<CellValue, String>, ReportError> {
+    let measurements = match measurements_for(cell, conditions) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
     let combined = combine(&measurements)?;
-    let Some(value) = statistic_value(cell.statistic, combined.histogram.as_ref(), &combined.moments) else {
-        return not_measured("no samples".into());
+    Ok(statistic_value(cell.statistic, combined.histogram.as_ref(), &combined.moments)
+        .ok_or_else(|| "no samples".into()))
+}
+
+fn measure_cell(cell: &CellSpec, conditions: &[ConditionRun]) -> Result<CellValue, ReportError> {
+    let value = match statistic_of(cell, conditions)? {
+        Ok(value) => value,
+        Err(reason) => return Ok(CellValue::NotMeasured { reason }),
     };
     let Some((minus_metric, minus_statistic)) = &cell.minus else { return Ok(value) };
     // The subtracted range: the same condition, scenario and selection, another metric.
     let other = CellSpec { metric: minus_metric.clone(), statistic: *minus_statistic, minus: None, ..cell.clone() };
-    let other_measurements = cell_measurements(&other, run);
-    if other_measurements.is_empty() {
-        if !condition.gaps.is_empty() {
-            return not_measured(condition.gaps.join("; "));
-        }
-        return not_measured(format!("the run of {:?} has no {} measurements", cell.condition, minus_metric));
-    }
-    let other_combined = combine(&other_measurements)?;
-    let Some(subtracted) =
-        statistic_value(*minus_statistic, other_combined.histogram.as_ref(), &other_combined.moments)
-    else {
-        return not_measured(format!("no {minus_metric} samples"));
-    };
-    Ok(range_difference(&value, &subtracted).unwrap_or(value))
+    Ok(match statistic_of(&other, conditions)? {
+        Ok(subtracted) => range_difference(&value, &subtracted).unwrap_or(value),
+        Err(reason) => CellValue::NotMeasured { reason },
+    })
 }
 
 /// `a` less `b`, both ranges: [a low − b high, a high − b low] (Akamina's context switch
