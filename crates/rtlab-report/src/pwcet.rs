@@ -414,6 +414,7 @@ pub fn fit_name(fit: &TailFit) -> String {
         TailModel::Gev => "GEV",
         TailModel::Gumbel => "Gumbel",
         TailModel::Gpd => "GPD",
+        TailModel::Exponential => "exponential",
     };
     let estimator = match fit.estimator {
         rtlab_analysis::evt::Estimator::Pwm => "PWM",
@@ -426,7 +427,7 @@ pub fn fit_name(fit: &TailFit) -> String {
 pub fn fit_data(fit: &TailFit, block_s: u64) -> String {
     let n = rtlab_analysis::units::thousands(fit.observations as u64);
     match fit.model {
-        TailModel::Gpd => format!("{n} samples above {} µs", rtlab_analysis::units::format_us_f(fit.location_ns)),
+        TailModel::Gpd | TailModel::Exponential => format!("{n} samples above {} µs", rtlab_analysis::units::format_us_f(fit.location_ns)),
         _ if block_s == 1 => format!("{n} per-second maxima"),
         _ => format!("{n} maxima of {block_s} s blocks"),
     }

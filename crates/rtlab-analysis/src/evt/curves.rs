@@ -64,7 +64,7 @@ pub(crate) fn tail_curves(
     } else {
         Vec::new()
     };
-    TailCurves { empirical, fitted, qq }
+    TailCurves { empirical, fitted, qq, stability: Vec::new() }
 }
 
 fn empirical(

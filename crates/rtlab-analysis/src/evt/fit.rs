@@ -150,6 +150,17 @@ pub(crate) fn fit(
                 }
             }
         }
+        (TailModel::Exponential, FitData::Exceedances { exceedances, threshold, total_samples }) => {
+            // The MLE (and the PWM estimate) of an exponential's scale is the mean excess.
+            let exceedance_rate = exceedances.total() / total_samples;
+            if !(exceedance_rate > 0.0 && exceedance_rate <= 1.0) {
+                return Err(FitFailure::new("no samples above the threshold"));
+            }
+            let mean_excess = exceedances.iter().map(|(x, c)| (x - threshold) * c).sum::<f64>() / exceedances.total();
+            let gpd = Gpd::new(*threshold, mean_excess, 0.0)
+                .ok_or_else(|| FitFailure::new("every sample above the threshold equals it"))?;
+            Ok(Model::Pot { gpd, exceedance_rate })
+        }
         (TailModel::Gpd, FitData::Exceedances { exceedances, threshold, total_samples }) => {
             let exceedance_rate = exceedances.total() / total_samples;
             if !(exceedance_rate > 0.0 && exceedance_rate <= 1.0) {

@@ -74,6 +74,8 @@ pub enum TailModel {
     Gumbel,
     /// Peaks over a threshold, generalized Pareto distribution.
     Gpd,
+    /// Peaks over a threshold, exponential (GPD with ξ = 0).
+    Exponential,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,6 +183,9 @@ pub struct TailCurves {
     pub fitted: Vec<(f64, f64)>,
     /// QQ plot: (fitted quantile, observed value) for each fitted observation.
     pub qq: Vec<(f64, f64)>,
+    /// Threshold stability: the GPD shape and the mean excess at candidate thresholds,
+    /// ascending (empty without a tail).
+    pub stability: Vec<ShapeAtThreshold>,
 }
 
 /// The whole tail analysis of one distribution.
@@ -200,12 +205,77 @@ pub struct PwcetAnalysis {
     pub curves: TailCurves,
     /// Tests failed, too few blocks, heavy tail (ξ > 0), ... one sentence each.
     pub warnings: Vec<String>,
+    /// The tests behind the choice of model: likelihood ratio of ξ = 0 against a free shape
+    /// (GEV against Gumbel, GPD against exponential) and the MBPTA-CV test of the exceedances.
+    pub selection: Vec<Diagnostic>,
+    /// Input blocks merged into one block maximum (1: the input's blocks as they are), chosen
+    /// so that the maxima are close to independent.
+    pub blocks_merged: usize,
+    /// Why that block size (one sentence).
+    pub blocks_because: String,
+    /// The peaks-over-threshold threshold, ns, and why (one sentence); None without a tail.
+    pub threshold_ns: Option<f64>,
+    pub threshold_because: String,
+    /// Whether the pWCET can be quoted from this run; when not, `estimates` still hold the
+    /// fitted values, to be shown only marked as not defensible.
+    pub defensibility: Defensibility,
+}
+
+/// Whether a run's pWCET can be defended, and if not why and what would help.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Defensibility {
+    /// True when nothing speaks against the estimate.
+    pub defensible: bool,
+    /// Why not, one clause each ("the block maxima are autocorrelated (Ljung-Box p < 0.001)").
+    pub reasons: Vec<String>,
+    /// What would make it defensible, one clause each ("a longer run under a steady load").
+    pub remedies: Vec<String>,
+}
+
+impl Defensibility {
+    /// "not defensible from this run — <reasons>; <remedies>", None when defensible. The
+    /// wording every place that would show the pWCET uses instead of the number.
+    pub fn refusal(&self) -> Option<String> {
+        if self.defensible {
+            return None;
+        }
+        let mut text = format!("not defensible from this run — {}", self.reasons.join("; "));
+        if !self.remedies.is_empty() {
+            text.push_str("; ");
+            text.push_str(&self.remedies.join("; "));
+        }
+        Some(text)
+    }
+}
+
+/// The shape fitted above one candidate threshold (the threshold stability plot).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShapeAtThreshold {
+    pub threshold_ns: f64,
+    /// Samples above the threshold.
+    pub exceedances: usize,
+    /// ξ of the GPD by maximum likelihood, with its 95 % interval (normal approximation of
+    /// the MLE, sd (1 + ξ)/√k).
+    pub shape: f64,
+    pub shape_low: f64,
+    pub shape_high: f64,
+    /// Mean of the excesses over the threshold, ns (the mean residual life plot).
+    pub mean_excess_ns: f64,
 }
 
 impl PwcetAnalysis {
-    /// pWCET at a per-activation exceedance probability from the chosen fit, ns.
+    /// pWCET at a per-activation exceedance probability from the chosen fit, ns, whether
+    /// defensible or not (see [`PwcetAnalysis::defensible_pwcet_ns`]).
     pub fn pwcet_ns(&self, probability: f64) -> Option<f64> {
         self.fits.get(self.chosen)?.pwcet_ns(probability)
+    }
+
+    /// The pWCET when it can be quoted: Err with [`Defensibility::refusal`] when not.
+    pub fn defensible_pwcet_ns(&self, probability: f64) -> Result<Option<f64>, String> {
+        match self.defensibility.refusal() {
+            Some(refusal) => Err(refusal),
+            None => Ok(self.pwcet_ns(probability)),
+        }
     }
 
     /// The chosen fit.
@@ -239,7 +309,7 @@ impl TailFit {
                 gev: Gev::new(self.location_ns, self.scale_ns, self.shape)?,
                 samples_per_block: self.samples_per_block.filter(|n| *n >= 1.0)?,
             }),
-            TailModel::Gpd => Some(Model::Pot {
+            TailModel::Gpd | TailModel::Exponential => Some(Model::Pot {
                 gpd: Gpd::new(self.location_ns, self.scale_ns, self.shape)?,
                 exceedance_rate: self.exceedance_rate.filter(|r| *r > 0.0 && *r <= 1.0)?,
             }),
@@ -376,6 +446,7 @@ fn model_name(model: TailModel) -> &'static str {
         TailModel::Gev => "GEV",
         TailModel::Gumbel => "Gumbel",
         TailModel::Gpd => "GPD",
+        TailModel::Exponential => "exponential",
     }
 }
 
@@ -528,6 +599,12 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
         goodness_of_fit,
         curves,
         warnings,
+        selection: Vec::new(),
+        blocks_merged: 1,
+        blocks_because: String::new(),
+        threshold_ns: pot.as_ref().map(|(u, _)| *u),
+        threshold_because: String::new(),
+        defensibility: Defensibility { defensible: true, reasons: Vec::new(), remedies: Vec::new() },
     })
 }
 

@@ -212,7 +212,7 @@ fn fits_table(tail: &MetricTail) -> Table {
 /// What a fit was fitted to, without the count: "per-second maxima", "samples above u".
 fn fitted_to(fit: &TailFit, block_s: u64) -> String {
     match fit.model {
-        TailModel::Gpd => "samples above u".into(),
+        TailModel::Gpd | TailModel::Exponential => "samples above u".into(),
         _ if block_s == 1 => "per-second maxima".into(),
         _ => format!("maxima of {block_s} s blocks"),
     }
