@@ -94,7 +94,11 @@ impl ReportExporter for HtmlReport {
         for metric in &figures {
             figure_section(&mut page, metric);
         }
-        tail_section(&mut page, &tail_figures, &tail_tables, &configurations);
+        let refusals: Vec<(String, Vec<(String, String)>)> = crate::pwcet::report_tails(set)?
+            .iter()
+            .map(|tail| (tail.metric.clone(), tables::tail::refusals(tail)))
+            .collect();
+        tail_section(&mut page, &tail_figures, &tail_tables, &refusals, &configurations);
         if !tables.is_empty() {
             page.push_str("<h2 id=\"tables\">Tables</h2>\n");
             for table in &tables {
@@ -434,9 +438,16 @@ fn figure_element(page: &mut String, f: &Figure) {
     );
 }
 
-/// The tail section: per metric, the pWCET table and its warnings, the figures (or why there
-/// are none), then the fits and the tests.
-fn tail_section(page: &mut String, tails: &[MetricFigures], tables: &[&Table], configurations: &[Configuration]) {
+/// The tail section: per metric, a box saying which pWCETs are not defensible and why (where
+/// any is not), the pWCET table and its warnings, the figures (or why there are none), then
+/// the model selection, the fits and the tests.
+fn tail_section(
+    page: &mut String,
+    tails: &[MetricFigures],
+    tables: &[&Table],
+    refusals: &[(String, Vec<(String, String)>)],
+    configurations: &[Configuration],
+) {
     if tails.is_empty() {
         return;
     }
@@ -447,10 +458,16 @@ fn tail_section(page: &mut String, tails: &[MetricFigures], tables: &[&Table], c
     );
     // The titles of the tables and figures name the metric.
     for metric in tails {
-        // The estimates and the warnings that qualify them, the figures, then fits and tests.
+        // The estimates and the warnings that qualify them, the figures, then model selection,
+        // fits and tests.
         let [estimates, warnings, rest @ ..] = tables::tail::table_ids(&metric.metric);
+        let refused = refusals.iter().find(|(m, _)| *m == metric.metric).map(|(_, r)| r.as_slice()).unwrap_or(&[]);
+        refusal_box(page, &metric.title, refused);
         for table in [estimates, warnings].iter().flat_map(|id| tables.iter().filter(move |t| t.id == *id)) {
-            table_section(page, table, configurations, None);
+            // The refusals are in the box above: not again under the table.
+            let boxed: Vec<String> = refused.iter().map(|(name, r)| tables::tail::refusal_note(name, r)).collect();
+            let notes = table.notes.iter().filter(|n| !boxed.contains(n)).cloned().collect();
+            table_section(page, &Table { notes, ..(*table).clone() }, configurations, None);
         }
         list(page, "notes", &metric.notes.iter().collect::<Vec<_>>());
         for f in &metric.figures {
@@ -461,6 +478,30 @@ fn tail_section(page: &mut String, tails: &[MetricFigures], tables: &[&Table], c
         }
     }
     page.push_str("</section>\n");
+}
+
+/// Above a metric's pWCET table, per configuration whose pWCET is not defensible: the refusal
+/// with its reasons and remedies, and that the table's values are fitted ones.
+fn refusal_box(page: &mut String, title: &str, refused: &[(String, String)]) {
+    if refused.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        page,
+        "<div class=\"banner warning refusal\">\n<h3>pWCET of {}: not defensible from this run</h3>\n<ul>",
+        escape(title)
+    );
+    for (name, refusal) in refused {
+        let why = refusal.strip_prefix("not defensible from this run").unwrap_or(refusal);
+        let why = why.trim_start_matches([' ', '—', ':']).trim_end_matches('.');
+        let _ = writeln!(page, "<li><strong>{}</strong>: {}.</li>", escape(name), escape(why));
+    }
+    let _ = writeln!(
+        page,
+        "</ul>\n<p>The table below still shows the fitted values, marked \"{}\": they are the model's, not a pWCET \
+         to quote.</p>\n</div>",
+        tables::tail::NOT_DEFENSIBLE_LABEL
+    );
 }
 
 /// A table with its title and source; with a chart of the same figures beside it (the
