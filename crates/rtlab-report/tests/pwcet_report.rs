@@ -8,11 +8,12 @@
 //! fitted tail need not be.
 
 use rtlab_analysis::evt::{
-    Diagnostic, Estimator, PwcetAnalysis, PwcetConfig, PwcetEstimate, TailCurves, TailFit, TailModel,
+    Defensibility, Diagnostic, Estimator, PwcetAnalysis, PwcetConfig, PwcetEstimate, ShapeAtThreshold, TailCurves,
+    TailFit, TailModel,
 };
 use rtlab_analysis::requirement::parse_requirement;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
-use rtlab_report::figures::{all_figures, tail_figures};
+use rtlab_report::figures::{all_figures, metric_tail_figures, tail_figures};
 use rtlab_report::html::HtmlReport;
 use rtlab_report::markdown::MarkdownReport;
 use rtlab_report::pwcet::{report_tails, tail_input, MetricTail, TailAnalysis};
@@ -158,6 +159,7 @@ fn every_format_gets_the_tail_tables() {
         [
             "pwcet-timer.latency",
             "pwcet-warnings-timer.latency",
+            "pwcet-selection-timer.latency",
             "pwcet-fits-timer.latency",
             "pwcet-tests-timer.latency"
         ]
@@ -168,8 +170,10 @@ fn every_format_gets_the_tail_tables() {
     assert!(position("pwcet-tests-timer.latency") < position("environment"));
 }
 
-/// A fixed analysis: what the tables show, independent of the fitting code.
+/// A fixed analysis: what the tables show, independent of the fitting code. Its 120 input
+/// blocks were merged in pairs (60 maxima of 2 s blocks).
 fn fixed_analysis() -> PwcetAnalysis {
+    let pot = |model| matches!(model, TailModel::Gpd | TailModel::Exponential);
     let fit = |model, estimator, location_ns, scale_ns, shape, observations| TailFit {
         model,
         estimator,
@@ -177,8 +181,8 @@ fn fixed_analysis() -> PwcetAnalysis {
         scale_ns,
         shape,
         observations,
-        exceedance_rate: (model == TailModel::Gpd).then_some(0.005),
-        samples_per_block: (model != TailModel::Gpd).then_some(2_000.0),
+        exceedance_rate: pot(model).then_some(0.005),
+        samples_per_block: (!pot(model)).then_some(4_000.0),
     };
     let estimate = |probability: f64, value_ns: f64| PwcetEstimate {
         probability,
@@ -194,14 +198,26 @@ fn fixed_analysis() -> PwcetAnalysis {
         p_value,
         passed: p_value >= 0.05,
     };
+    let shape_at = |threshold_ns: f64, exceedances: usize, shape: f64, mean_excess_ns: f64| {
+        let half = 1.96 * (1.0 + shape) / (exceedances as f64).sqrt();
+        ShapeAtThreshold {
+            threshold_ns,
+            exceedances,
+            shape,
+            shape_low: shape - half,
+            shape_high: shape + half,
+            mean_excess_ns,
+        }
+    };
     PwcetAnalysis {
         fits: vec![
-            fit(TailModel::Gev, Estimator::Mle, 2_500_000.0, 300_000.0, -0.21, 120),
-            fit(TailModel::Gumbel, Estimator::Pwm, 2_480_000.0, 280_000.0, 0.0, 120),
+            fit(TailModel::Gev, Estimator::Mle, 2_500_000.0, 300_000.0, -0.21, 60),
+            fit(TailModel::Gumbel, Estimator::Mle, 2_480_000.0, 280_000.0, 0.0, 60),
             fit(TailModel::Gpd, Estimator::Mle, 14_100.0, 2_600_000.0, -0.88, 1_000),
+            fit(TailModel::Exponential, Estimator::Mle, 14_100.0, 1_400_000.0, 0.0, 1_000),
         ],
-        chosen: 0,
-        chosen_because: "GEV by maximum likelihood: 120 block maxima, at least 30".into(),
+        chosen: 1,
+        chosen_because: "Gumbel by maximum likelihood: the likelihood-ratio test does not reject ξ = 0".into(),
         estimates: vec![estimate(1e-6, 3_100_000.0), estimate(1e-9, 3_350_000.0), estimate(1e-12, 3_420_000.0)],
         diagnostics: vec![
             test("Ljung-Box (20 lags)", "block maxima", 21.26, 0.382),
@@ -212,13 +228,44 @@ fn fixed_analysis() -> PwcetAnalysis {
             empirical: vec![(2_000_000.0, 1e-4), (2_900_000.0, 1e-6)],
             fitted: vec![(2_000_000.0, 1e-4), (3_420_000.0, 1e-12)],
             qq: vec![(2_000_000.0, 2_050_000.0), (2_900_000.0, 2_990_000.0)],
+            stability: vec![
+                shape_at(12_000.0, 2_000, 0.31, 900_000.0),
+                shape_at(14_100.0, 1_000, 0.05, 1_400_000.0),
+                shape_at(30_000.0, 400, 0.02, 1_450_000.0),
+                shape_at(300_000.0, 120, -0.04, 1_380_000.0),
+                shape_at(1_500_000.0, 30, -0.3, 1_000_000.0),
+            ],
         },
         warnings: vec!["The Anderson-Darling test of the held-out blocks failed (p = 1.2e-4)".into()],
+        selection: vec![
+            test("likelihood ratio, GEV against Gumbel", "60 maxima of 2 s blocks", 2.1, 0.147),
+            test("likelihood ratio, GPD against exponential", "1,000 samples above 14.1 µs", 9.8, 0.0017),
+            test("MBPTA-CV, residual coefficient of variation", "1,000 samples above 14.1 µs", 1.31, 0.012),
+        ],
+        blocks_merged: 2,
+        blocks_because: "the maxima of the 1 s blocks are autocorrelated (Ljung-Box p = 0.010); those of 2 s blocks \
+                         pass (p = 0.382)"
+            .into(),
+        threshold_ns: Some(14_100.0),
+        threshold_because: "the lowest candidate above which ξ stays inside the intervals of the higher ones".into(),
+        defensibility: Defensibility { defensible: true, reasons: Vec::new(), remedies: Vec::new() },
     }
 }
 
-/// A metric's tail with the fixed analysis for `idle` and too little data for `loaded`.
-fn fixed_tail(run: &RunResult) -> MetricTail<'_> {
+/// [`fixed_analysis`], refused: the held-out test failed.
+fn refused_analysis() -> PwcetAnalysis {
+    PwcetAnalysis {
+        defensibility: Defensibility {
+            defensible: false,
+            reasons: vec!["the fitted tail does not describe held-out data (Anderson-Darling p < 0.001)".into()],
+            remedies: vec!["a longer run under a steady load".into()],
+        },
+        ..fixed_analysis()
+    }
+}
+
+/// A metric's tail with `analysis` for `idle` and too little data for `loaded`.
+fn tail_of(run: &RunResult, analysis: PwcetAnalysis) -> MetricTail<'_> {
     let configuration = |name: &str| Configuration { run, run_index: 0, scenario: "idle", name: name.into() };
     let analysed = |outcome| TailAnalysis {
         metric: "timer.latency".into(),
@@ -234,7 +281,7 @@ fn fixed_tail(run: &RunResult) -> MetricTail<'_> {
         requirements: vec![parse_requirement("timer pwcet(1e-9) < 3ms").unwrap()],
         config: PwcetConfig::default(),
         configurations: vec![
-            (0, configuration("idle"), analysed(Ok(Arc::new(fixed_analysis())))),
+            (0, configuration("idle"), analysed(Ok(Arc::new(analysis)))),
             (
                 1,
                 configuration("loaded"),
@@ -244,6 +291,11 @@ fn fixed_tail(run: &RunResult) -> MetricTail<'_> {
             ),
         ],
     }
+}
+
+/// A metric's tail with the fixed analysis for `idle` and too little data for `loaded`.
+fn fixed_tail(run: &RunResult) -> MetricTail<'_> {
+    tail_of(run, fixed_analysis())
 }
 
 #[test]
@@ -262,6 +314,80 @@ fn tail_tables_as_text() {
     let pwcet = &tables[0];
     let raw = &pwcet.csv_rows[1];
     assert_eq!((raw[0].as_str(), raw[1].as_str(), raw[3].as_str()), ("idle", "1e-9", "3350000"));
+    // A defensible analysis: no status column, no refusal.
+    assert!(!pwcet.columns.iter().any(|c| c == "status"), "{:?}", pwcet.columns);
+    assert!(!text.join("\n").contains("not defensible"));
+    // The blocks the GEV and Gumbel were fitted to are 2 s long (1 s blocks merged in pairs).
+    assert!(pwcet.rows[0].last().unwrap().ends_with("60 maxima of 2 s blocks"), "{:?}", pwcet.rows[0]);
+}
+
+#[test]
+fn tail_tables_of_a_refused_pwcet_as_text() {
+    let run = fixture(LONG);
+    let tables = metric_tables(&tail_of(&run, refused_analysis()));
+    let text: Vec<String> = tables.iter().map(text_table).collect();
+    insta::assert_snapshot!("tail_tables_text_not_defensible", text.join("\n"));
+    let pwcet = &tables[0];
+    // The only configuration analysed is refused: the title says so for the whole table.
+    assert!(pwcet.title.contains(": not defensible from this run; fitted latency"), "{}", pwcet.title);
+    assert_eq!(pwcet.columns[1], "status");
+    let statuses: Vec<&str> = pwcet.rows.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(statuses, ["fitted, not defensible", "fitted, not defensible", "fitted, not defensible", "no analysis"]);
+    // The fitted values stay, raw too.
+    assert_eq!(pwcet.csv_rows[1][4], "3350000");
+    assert!(
+        pwcet.notes[0].starts_with(
+            "idle: pWCET not defensible from this run — the fitted tail does not describe held-out data \
+             (Anderson-Darling p < 0.001); a longer run under a steady load."
+        ),
+        "{:?}",
+        pwcet.notes
+    );
+}
+
+#[test]
+fn tail_tables_as_json() {
+    let run = fixture(LONG);
+    let tables: Vec<_> = metric_tables(&tail_of(&run, refused_analysis()));
+    insta::assert_snapshot!("tail_tables_json_not_defensible", serde_json::to_string_pretty(&tables).unwrap());
+}
+
+#[test]
+fn the_stability_figure_draws_the_shape_the_mean_excess_and_the_threshold() {
+    let run = fixture(LONG);
+    let figures = metric_tail_figures(&tail_of(&run, refused_analysis())).unwrap();
+    let ids: Vec<&str> = figures.figures.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["fig-pwcet-exceedance-timer-latency", "fig-pwcet-qq-timer-latency", "fig-pwcet-stability-timer-latency"]
+    );
+    let stability = &figures.figures[2];
+    for bad in ["NaN", "inf", "Infinity"] {
+        assert!(!stability.svg.contains(bad), "{bad} in the SVG");
+    }
+    let text = texts(&stability.svg);
+    for wanted in [
+        "shape ξ of the GPD above u",
+        "mean excess above u (µs)",
+        "ξ = 0: exponential tail",
+        "u = 14.1 µs",
+        "idle (fitted, not defensible)",
+        "threshold used",
+    ] {
+        assert!(text.iter().any(|t| t == wanted), "no {wanted:?}: {text:?}");
+    }
+    assert!(text.iter().any(|t| t.starts_with("threshold u (µs")), "{text:?}");
+    // Five candidates: five dots per panel, five interval bars.
+    assert_eq!(stability.svg.matches("<circle").count(), 10, "dots");
+    assert!(stability.svg.matches("<polyline").count() >= 5 + 2, "bars and lines");
+    assert!(stability.description.contains("idle 14.1 µs"), "{}", stability.description);
+    // The exceedance figure says the refused configuration's bars are fitted values.
+    assert!(figures.figures[0].description.contains("The pWCET of idle is not defensible from this run"));
+    // Without stability points there is no stability figure.
+    let mut plain = fixed_analysis();
+    plain.curves.stability.clear();
+    let figures = metric_tail_figures(&tail_of(&run, plain)).unwrap();
+    assert_eq!(figures.figures.len(), 2);
 }
 
 #[test]
@@ -357,12 +483,82 @@ fn the_html_report_has_a_tail_section_in_reading_order() {
         at("id=\"table-pwcet-warnings-timer.latency\""),
         at("id=\"fig-pwcet-exceedance-timer-latency\""),
         at("id=\"fig-pwcet-qq-timer-latency\""),
+        at("id=\"table-pwcet-selection-timer.latency\""),
         at("id=\"table-pwcet-fits-timer.latency\""),
         at("id=\"table-pwcet-tests-timer.latency\""),
     ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     // Tail tables appear once, in their section only.
     assert_eq!(html.matches("id=\"table-pwcet-timer.latency\"").count(), 1);
+}
+
+/// The HTML of the tail section, each `<svg>` replaced by its label (the drawing is tested
+/// on its own: a snapshot of its coordinates would move with every change of layout).
+fn tail_section_html(html: &str) -> String {
+    let start = html.find("<section id=\"tail\">").expect("the tail section");
+    let end = html[start..].find("</section>\n<h2 id=\"tables\">").expect("the tables after it") + start;
+    let mut out = String::new();
+    let mut rest = &html[start..end];
+    while let Some(at) = rest.find("<svg") {
+        out.push_str(&rest[..at]);
+        let svg_end = rest[at..].find("</svg>").expect("closed") + at + "</svg>".len();
+        let label = rest[at..svg_end].split("aria-label=\"").nth(1).and_then(|l| l.split('"').next()).unwrap_or("");
+        out.push_str(&format!("<svg aria-label=\"{label}\">…</svg>"));
+        rest = &rest[svg_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn tail_section_in_html() {
+    let set = with_requirements(set_of(vec![fixture(LONG)]), &["timer pwcet(1e-9) < 3ms"]);
+    let html = HtmlReport.render(&set).unwrap();
+    insta::assert_snapshot!("tail_section_html", tail_section_html(&html));
+}
+
+/// The 120 s fixture with per-second maxima that climb steadily through the run (from the
+/// median to the largest sample): a trend, so the block maxima are neither independent nor
+/// identically distributed.
+fn trending() -> RunResult {
+    let mut run = fixture(LONG);
+    for m in &mut run.measurements {
+        let (Some(summary), Some(max)) = (m.summary.as_ref(), m.moments.max()) else { continue };
+        let (low, n) = (summary.p50, m.per_second_max_ns.len().max(2));
+        m.per_second_max_ns = (0..n).map(|i| Some(low + (max - low) * i as i64 / (n as i64 - 1))).collect();
+    }
+    run.check().unwrap();
+    run
+}
+
+#[test]
+fn a_trend_makes_the_pwcet_not_defensible_in_every_format() {
+    let set = set_of(vec![trending()]);
+    let tails = report_tails(&set).unwrap();
+    let (_, _, t) = &tails[0].configurations[0];
+    let analysis = t.analysis().expect("an analysis");
+    assert!(!analysis.defensibility.defensible, "a trend is not defensible: {:?}", analysis.defensibility);
+    let refusal = analysis.defensibility.refusal().unwrap();
+    // Terminal (the tables as `rtlab compare` prints them).
+    let tables = report_tables(&set).unwrap();
+    let text: String = tables.iter().filter(|t| t.id.starts_with("pwcet-")).map(text_table).collect();
+    assert!(text.contains("not defensible from this run"), "{text}");
+    assert!(text.contains("fitted, not defensible"), "{text}");
+    assert!(text.contains(&format!("idle: pWCET {}", refusal.trim_end_matches('.'))), "{text}");
+    // Markdown.
+    let md = MarkdownReport.render(&set).unwrap();
+    assert!(md.contains("## pWCET of Timer latency (timer.latency): not defensible from this run"), "{md}");
+    assert!(md.contains("| idle | fitted, not defensible | 1e-9 |"), "{md}");
+    assert!(md.contains(&format!("idle: pWCET {}", refusal.trim_end_matches('.'))));
+    // HTML: a box above the table with the reasons, the table's rows marked.
+    let html = HtmlReport.render(&set).unwrap();
+    let section = tail_section_html(&html);
+    let boxed = section.find("<div class=\"banner warning refusal\">").expect("the refusal box");
+    assert!(boxed < section.find("id=\"table-pwcet-timer.latency\"").unwrap(), "the box comes first");
+    assert!(section.contains("<h3>pWCET of Timer latency: not defensible from this run</h3>"), "{section}");
+    assert!(section.contains("<td class=\"l\">fitted, not defensible</td>"), "{section}");
+    let reason = rtlab_report::text::escape(&analysis.defensibility.reasons[0]);
+    assert!(section.contains(&reason), "{reason} in {section}");
 }
 
 #[test]

@@ -16,7 +16,8 @@
 //! - beside the tables of the jitter and sweep probes (Dodiu et al., Tables 1 and 2): the
 //!   minimum and maximum per period or stimulus rate ([`per_step`], [`table_figures`]);
 //! - the tail section's pWCET figures: exceedance probability per activation on a log axis,
-//!   measured and fitted, and the fit's QQ plot ([`tail`], [`tail_figures`]).
+//!   measured and fitted, the fit's QQ plot, and the threshold stability plot (the GPD shape
+//!   and the mean excess at each candidate threshold) ([`tail`], [`tail_figures`]).
 //!
 //! The statistics come from `rtlab_analysis::curve` and the saved histograms; this module
 //! only draws.
@@ -357,17 +358,19 @@ pub fn all_figures(set: &ReportSet) -> Result<Vec<Figure>, ReportError> {
 }
 
 /// The figures of the report's tail section, one [`MetricFigures`] per metric of
-/// [`crate::pwcet::report_tails`]: the pWCET exceedance curve and the QQ plot, every
-/// configuration overlaid; where there is too little data, a sentence in `notes` instead.
+/// [`crate::pwcet::report_tails`]: the pWCET exceedance curve, the QQ plot and the threshold
+/// stability plot, every configuration overlaid; where there is too little data, a sentence
+/// in `notes` instead.
 pub fn tail_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError> {
-    let mut out = Vec::new();
-    for metric in crate::pwcet::report_tails(set)? {
-        let mut notes = Vec::new();
-        let figures = tail::figures(&metric, &mut notes)
-            .map_err(|e| ReportError::Encode(format!("pWCET figure of {}: {}", metric.metric, e.0)))?;
-        out.push(MetricFigures { title: metric_title(&metric.metric), metric: metric.metric, figures, notes });
-    }
-    Ok(out)
+    crate::pwcet::report_tails(set)?.iter().map(metric_tail_figures).collect()
+}
+
+/// The tail section's figures of one metric ([`tail_figures`]).
+pub fn metric_tail_figures(metric: &crate::pwcet::MetricTail) -> Result<MetricFigures, ReportError> {
+    let mut notes = Vec::new();
+    let figures = tail::figures(metric, &mut notes)
+        .map_err(|e| ReportError::Encode(format!("pWCET figure of {}: {}", metric.metric, e.0)))?;
+    Ok(MetricFigures { title: metric_title(&metric.metric), metric: metric.metric.clone(), figures, notes })
 }
 
 /// The charts beside the tables of the jitter and sweep probes: minimum and maximum per

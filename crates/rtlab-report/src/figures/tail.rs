@@ -1,20 +1,32 @@
 //! The figures of the report's tail section, per metric with every configuration overlaid
 //! (each in its colour): the exceedance probability per activation on a log axis (measured
 //! points, the fitted tail, the pWCET estimates with their confidence intervals, requirement
-//! bounds) and the QQ plot of the chosen fit. The points come from
-//! [`rtlab_analysis::evt::TailCurves`]; this module only draws.
+//! bounds), the QQ plot of the chosen fit, and the threshold stability plot (the GPD shape
+//! ξ with its 95 % interval and the mean excess at each candidate threshold, the chosen
+//! threshold marked). A configuration whose pWCET is not defensible is named "fitted, not
+//! defensible" in the legends. The points come from [`rtlab_analysis::evt::TailCurves`]; this
+//! module only draws.
 
 use super::axis::Axis;
 use super::canvas::{self, legend, legend_height, text_line, Area, Drawn, LegendItem, Mark, Plot};
 use super::palette::{self, INK};
 use super::{requirement_label, requirement_short, slug, Figure};
 use crate::pwcet::{fit_name, format_probability, MetricTail, TailAnalysis};
+use crate::tables::tail::NOT_DEFENSIBLE_LABEL;
 use crate::text::metric_title;
 use plotters::style::RGBColor;
 use rtlab_analysis::requirement::Statistic;
 
 /// Height of the chart part of a figure (the legend comes below).
 const CHART_HEIGHT: u32 = 460;
+
+/// Heights of the stability figure's two panels: the shape ξ, the mean excess.
+const SHAPE_PANEL_HEIGHT: u32 = 400;
+const EXCESS_PANEL_HEIGHT: u32 = 340;
+
+/// The shape axis of the stability figure shows at most this range: the interval of ξ above
+/// a threshold with a dozen samples can span several units and would flatten the rest.
+const SHAPE_AXIS_LIMITS: (f64, f64) = (-1.5, 2.5);
 
 /// The fitted line is not drawn further right than this many times the largest sample: a
 /// heavy tail's 1e-12 quantile can be absurdly far out, and the axis would hide the data.
@@ -83,6 +95,20 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
             beyond.join("; ")
         )
     };
+    let refused: Vec<&str> = drawable
+        .iter()
+        .filter(|d| d.tail.analysis().is_some_and(|a| !a.defensibility.defensible))
+        .map(|d| d.name)
+        .collect();
+    let refused = if refused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The pWCET of {} is not defensible from this run (the reasons are under the pWCET table): its line and \
+             bars are the fitted model's, not estimates to quote.",
+            refused.join(", ")
+        )
+    };
     let mut figures = vec![Figure {
         id: format!("fig-pwcet-exceedance-{slug}"),
         title: format!("{title}: pWCET, exceedance probability per activation (log scale)"),
@@ -90,7 +116,7 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
             "The probability that one activation exceeds each latency. Dots: the measured tail; line: the fitted \
              model ({}); horizontal bars: the pWCET at {} per activation with its {:.0} % confidence interval, the \
              short vertical mark on each bar being the estimate. Right of the last dot the line extrapolates: that \
-             part is the model, not a measurement.{beyond}{on_bounds}",
+             part is the model, not a measurement.{refused}{beyond}{on_bounds}",
             fits.join("; "),
             probabilities.join(", "),
             tail.config.confidence * 100.0
@@ -106,6 +132,35 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
                           measured tail is heavier than the model, and its pWCET too low."
                 .into(),
             svg: qq_svg(&title, &drawable)?,
+        });
+    }
+    if drawable.iter().any(|d| d.tail.analysis().is_some_and(|a| !a.curves.stability.is_empty())) {
+        let chosen: Vec<String> = drawable
+            .iter()
+            .filter_map(|d| {
+                let u = d.tail.analysis()?.threshold_ns?;
+                Some(format!("{} {} µs", d.name, rtlab_analysis::units::format_us_f(u)))
+            })
+            .collect();
+        let chosen = if chosen.is_empty() {
+            String::new()
+        } else {
+            format!(" The dashed vertical lines mark the threshold the analysis chose ({}).", chosen.join("; "))
+        };
+        figures.push(Figure {
+            id: format!("fig-pwcet-stability-{slug}"),
+            title: format!("{title}: threshold stability of the tail fit"),
+            description: format!(
+                "Top: the shape ξ of a generalized Pareto distribution fitted by maximum likelihood to the samples \
+                 above each candidate threshold, with its {confidence:.0} % interval as a vertical bar. Bottom: the \
+                 mean excess, the mean of (sample − threshold) over the samples above it (the mean residual life \
+                 plot). Above a threshold from which the GPD describes the tail, ξ stays level within its \
+                 intervals and the mean excess follows a straight line (level for ξ = 0, rising for a heavy tail, \
+                 falling for a bounded one); a good threshold is the lowest from which that holds. Further right \
+                 fewer samples remain, so the bars widen and the points scatter.{chosen}",
+                confidence = 95.0
+            ),
+            svg: stability_svg(&title, &drawable)?,
         });
     }
     Ok(figures)
@@ -127,8 +182,16 @@ fn with_legend(items: &[LegendItem], key: &str, label: &str, draw: impl FnOnce(&
     })
 }
 
+/// The configurations' legend entries; one whose pWCET is not defensible says so.
 fn configuration_items(drawable: &[Drawable]) -> Vec<LegendItem> {
-    drawable.iter().map(|d| LegendItem { text: d.name.to_string(), colour: d.colour, mark: Mark::Line }).collect()
+    drawable
+        .iter()
+        .map(|d| {
+            let refused = d.tail.analysis().is_some_and(|a| !a.defensibility.defensible);
+            let text = if refused { format!("{} ({NOT_DEFENSIBLE_LABEL})", d.name) } else { d.name.to_string() };
+            LegendItem { text, colour: d.colour, mark: Mark::Line }
+        })
+        .collect()
 }
 
 /// Finite, positive points only (a log axis cannot show the others).
@@ -269,5 +332,89 @@ fn qq_svg(title: &str, drawable: &[Drawable]) -> Drawn<String> {
             plot.dots(&thin_dots(&qq, &axis, &axis), d.colour)?;
         }
         Ok(())
+    })
+}
+
+/// The threshold stability figure: two panels over the candidate thresholds, the GPD shape ξ
+/// with its interval (bars) and the mean excess, each configuration in its colour, the chosen
+/// threshold as a dashed vertical line in both.
+fn stability_svg(title: &str, drawable: &[Drawable]) -> Drawn<String> {
+    // (colour, [(threshold µs, ξ, ξ low, ξ high, mean excess µs)], chosen threshold µs)
+    type Points = Vec<(f64, f64, f64, f64, f64)>;
+    let series: Vec<(RGBColor, Points, Option<f64>)> = drawable
+        .iter()
+        .filter_map(|d| {
+            let a = d.tail.analysis()?;
+            let points: Points = a
+                .curves
+                .stability
+                .iter()
+                .map(|s| (s.threshold_ns / 1e3, s.shape, s.shape_low, s.shape_high, s.mean_excess_ns / 1e3))
+                .filter(|(u, xi, ..)| u.is_finite() && xi.is_finite())
+                .collect();
+            let chosen = a.threshold_ns.map(|u| u / 1e3).filter(|u| u.is_finite());
+            (!points.is_empty()).then_some((d.colour, points, chosen))
+        })
+        .collect();
+    let us: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, points, chosen)| points.iter().map(|p| p.0).chain(*chosen))
+        .filter(|u| u.is_finite())
+        .collect();
+    let u_lo = us.iter().copied().fold(f64::INFINITY, f64::min);
+    let u_hi = us.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (u_lo, u_hi) = if u_lo.is_finite() && u_hi.is_finite() { (u_lo, u_hi) } else { (0.0, 1.0) };
+    let pad = (u_hi - u_lo).abs() * 0.02;
+    let x = Axis::auto(if u_lo > 0.0 && u_lo - pad <= 0.0 { u_lo * 0.98 } else { u_lo - pad }, u_hi + pad);
+    // The shape axis covers the estimates, their intervals and 0, within SHAPE_AXIS_LIMITS.
+    let shapes = series.iter().flat_map(|(_, points, _)| points.iter().flat_map(|p| [p.1, p.2, p.3]));
+    let (s_lo, s_hi) = shapes.filter(|v| v.is_finite()).fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let shape_axis = Axis::linear(s_lo.max(SHAPE_AXIS_LIMITS.0), s_hi.min(SHAPE_AXIS_LIMITS.1).max(0.1));
+    let excess: Vec<f64> =
+        series.iter().flat_map(|(_, points, _)| points.iter().map(|p| p.4)).filter(|v| v.is_finite()).collect();
+    let e_hi = excess.iter().copied().fold(0.0, f64::max);
+    let excess_axis = Axis::linear(0.0, if e_hi > 0.0 { e_hi * 1.05 } else { 1.0 });
+
+    let mut items = configuration_items(drawable);
+    items.push(LegendItem { text: "threshold used".into(), colour: INK, mark: Mark::Dashed });
+    let key = "Dots: ξ (top) and mean excess (bottom) above each candidate threshold · bars: 95 % interval of ξ";
+    let x_desc = format!("threshold u (µs{})", if x.is_log() { ", log scale" } else { "" });
+    let legend_h = legend_height(&items);
+    let height = SHAPE_PANEL_HEIGHT + EXCESS_PANEL_HEIGHT + legend_h + KEY_HEIGHT;
+    canvas::svg(height, &format!("{title} threshold stability"), |root| {
+        let (top, rest) = root.split_vertically(SHAPE_PANEL_HEIGHT);
+        let (bottom, below) = rest.split_vertically(EXCESS_PANEL_HEIGHT);
+        {
+            let mut plot = Plot::new(&top, x.clone(), shape_axis.clone(), &x_desc, "shape ξ of the GPD above u")?;
+            plot.horizontal_bound(0.0, INK, "ξ = 0: exponential tail")?;
+            for (slot, (colour, points, chosen)) in series.iter().enumerate() {
+                if let Some(u) = chosen {
+                    let label = format!("u = {} µs", crate::figures::trim(*u));
+                    plot.vertical_bound(*u, *colour, &label, true, slot)?;
+                }
+                for &(u, _, low, high, _) in points {
+                    if low.is_finite() && high.is_finite() {
+                        plot.line(&[(u, low), (u, high)], *colour, 1)?;
+                    }
+                }
+                let line: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
+                plot.line(&line, *colour, 2)?;
+                plot.dots(&line, *colour)?;
+            }
+        }
+        {
+            let mut plot = Plot::new(&bottom, x.clone(), excess_axis.clone(), &x_desc, "mean excess above u (µs)")?;
+            for (slot, (colour, points, chosen)) in series.iter().enumerate() {
+                if let Some(u) = chosen {
+                    plot.vertical_bound(*u, *colour, "", true, slot)?;
+                }
+                let line: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.4)).filter(|(_, e)| e.is_finite()).collect();
+                plot.line(&line, *colour, 2)?;
+                plot.dots(&line, *colour)?;
+            }
+        }
+        let (legend_area, key_area) = below.split_vertically(legend_h);
+        legend(&legend_area, &items)?;
+        text_line(&key_area, key, (KEY_HEIGHT / 2) as i32, INK, false)
     })
 }
