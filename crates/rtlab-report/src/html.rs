@@ -539,10 +539,18 @@ fn looks_numeric(cell: &str) -> bool {
 /// A table's header, rows and notes; a column named after a configuration gets its colour.
 fn table_body(page: &mut String, table: &Table, configurations: &[Configuration]) {
     page.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
-    for c in &table.columns {
+    // A header sits over its cells: left over a column of words.
+    let words = |i: usize| {
+        let mut cells = table.rows.iter().filter_map(|r| r.get(i)).filter(|c| !c.is_empty() && *c != "-").peekable();
+        cells.peek().is_some() && cells.all(|c| !looks_numeric(c))
+    };
+    for (i, c) in table.columns.iter().enumerate() {
         match configurations.iter().position(|k| k.name == *c) {
             Some(index) => {
                 let _ = write!(page, "<th class=\"nw\">{}</th>", swatch(index, c));
+            }
+            None if i > 0 && words(i) => {
+                let _ = write!(page, "<th class=\"l\">{}</th>", escape(c));
             }
             None => {
                 let _ = write!(page, "<th>{}</th>", escape(c));
