@@ -178,8 +178,10 @@ fn gev_samples_pwcet_within_10_percent() {
         for seed in 1..=3 {
             let samples = draw(SAMPLES, seed, |u| truth_dist.quantile(u));
             let analysis = analyse(&input_from_samples(&samples, BLOCK, 2000), &PwcetConfig::default()).unwrap();
-            // The chosen fit is the GEV by MLE (1000 blocks), which is the true model.
-            assert_eq!((chosen(&analysis).model, chosen(&analysis).estimator), (TailModel::Gev, Estimator::Mle));
+            // The chosen fit is the peaks over threshold (2000 samples above it): the GPD's
+            // threshold stability makes it exact in the limit, as the GEV is for the maxima.
+            let model = chosen(&analysis).model;
+            assert!(matches!(model, TailModel::Gpd | TailModel::Exponential), "{model:?}");
             let estimate = analysis.pwcet_ns(1e-9).unwrap();
             assert!(
                 ((estimate - truth) / truth).abs() < 0.10,
@@ -208,24 +210,36 @@ fn gpd_samples_pwcet_within_10_percent() {
 }
 
 #[test]
-fn gpd_is_chosen_from_a_tail_alone_and_its_threshold_is_the_rule() {
+fn a_tail_alone_is_fitted_above_its_stable_threshold_but_not_defensible() {
     let truth_dist = Gpd::new(LOCATION_NS, 500.0, -0.1).unwrap();
     let samples = draw(SAMPLES, 4, |u| truth_dist.quantile_of_sf(u));
     let mut input = input_from_samples(&samples, BLOCK, 2000);
     input.block_maxima_ns.clear();
     let analysis = analyse(&input, &PwcetConfig::default()).unwrap();
-    let gpd = chosen(&analysis);
-    assert_eq!((gpd.model, gpd.estimator), (TailModel::Gpd, Estimator::Mle));
-    // 1 % of 100,000 samples: the threshold leaves exactly the top 1000 above it.
-    assert_eq!(gpd.observations, 1000);
+    let pot = chosen(&analysis);
+    assert!(matches!(pot.model, TailModel::Gpd | TailModel::Exponential), "{pot:?}");
+    // The threshold is one of the stability plot's candidates, with at most 2 % of the
+    // samples above it, and the fit is made from exactly the samples above it.
+    let threshold = analysis.threshold_ns.unwrap();
+    assert_eq!(pot.location_ns, threshold);
+    let candidate = analysis.curves.stability.iter().find(|c| c.threshold_ns == threshold).unwrap();
+    assert_eq!(candidate.exceedances, pot.observations);
+    assert!(pot.observations <= SAMPLES / 50, "{}", pot.observations);
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
-    assert_eq!(gpd.location_ns, sorted[SAMPLES - 1001]);
-    assert_eq!(gpd.exceedance_rate, Some(0.01));
+    assert_eq!(sorted.iter().filter(|&&x| x > threshold).count(), pot.observations);
+    assert_eq!(pot.exceedance_rate, Some(pot.observations as f64 / SAMPLES as f64));
+    assert!(analysis.curves.stability.windows(2).all(|w| w[0].threshold_ns < w[1].threshold_ns));
+    // Without block maxima independence is untested: the fit is made, the pWCET refused.
     assert!(analysis.diagnostics.is_empty());
     assert!(analysis.warnings.iter().any(|w| w.contains("no block maxima")), "{:?}", analysis.warnings);
+    let refusal = analysis.defensible_pwcet_ns(1e-9).unwrap_err();
+    assert!(refusal.starts_with("not defensible from this run — the run has no block maxima"), "{refusal}");
+    assert!(refusal.contains("per-second maxima"), "{refusal}");
+    // The fitted value stays available, and is not below the truth (ξ = 0 kept, or the
+    // bounded GPD only with the exponential contradicted).
     let truth = truth_dist.quantile_of_sf(1e-9);
-    assert_close("GPD pWCET(1e-9)", analysis.pwcet_ns(1e-9).unwrap(), truth, 0.10);
+    assert_close("POT pWCET(1e-9)", analysis.pwcet_ns(1e-9).unwrap(), truth, 0.10);
 }
 
 #[test]
@@ -257,9 +271,10 @@ fn estimates_carry_intervals_and_per_hour_probabilities() {
     // Reproducible: the bootstrap is seeded.
     let again = analyse(&input_from_samples(&samples, BLOCK, 2000), &PwcetConfig::default()).unwrap();
     assert_eq!(again, analysis);
-    // Goodness of fit on held-out blocks passes for the true model.
+    // Goodness of fit on held-out exceedances: two tests, and nothing refuses this pWCET.
     assert_eq!(analysis.goodness_of_fit.len(), 2);
-    assert!(analysis.goodness_of_fit.iter().all(|d| d.passed), "{:?}", analysis.goodness_of_fit);
+    assert!(analysis.defensibility.defensible, "{:?}", analysis.defensibility);
+    assert_eq!(analysis.defensible_pwcet_ns(1e-9), Ok(analysis.pwcet_ns(1e-9)));
 }
 
 #[test]
@@ -391,23 +406,51 @@ fn diagnostics_pass_on_independent_maxima() {
     assert!(analysis.warnings.is_empty(), "{:?}", analysis.warnings);
 }
 
-#[test]
-fn diagnostics_fail_on_autocorrelated_maxima() {
-    // AR(1) with φ = 0.8 around 20 µs.
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
+/// An AR(1) series around 20 µs with coefficient φ, 600 block maxima.
+fn ar1(phi: f64, seed: u64) -> Vec<f64> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let normal = rand_distr::Normal::new(0.0, 300.0).unwrap();
     let mut level = 0.0;
-    let series: Vec<f64> = (0..600)
+    (0..600)
         .map(|_| {
-            level = 0.8 * level + rand_distr::Distribution::sample(&normal, &mut rng);
+            level = phi * level + rand_distr::Distribution::sample(&normal, &mut rng);
             20_000.0 + level
         })
-        .collect();
-    let analysis = analyse(&series_input(series), &PwcetConfig::default()).unwrap();
+        .collect()
+}
+
+#[test]
+fn short_range_dependence_is_merged_away_into_longer_blocks() {
+    // φ = 0.8: correlation 0.8^k after k blocks; maxima of 5 or 10 blocks are close to
+    // independent, and the rule takes the shortest merge whose maxima pass Ljung-Box.
+    let analysis = analyse(&series_input(ar1(0.8, 12)), &PwcetConfig::default()).unwrap();
+    assert!(analysis.blocks_merged > 1, "{}", analysis.blocks_because);
+    assert!(BLOCK_MERGES.contains(&analysis.blocks_merged));
+    assert!(
+        analysis.blocks_because.contains("the shortest whose maxima pass the Ljung-Box test"),
+        "{}",
+        analysis.blocks_because
+    );
+    assert!(diagnostic(&analysis, "Ljung-Box").passed, "{:?}", analysis.diagnostics);
+    let block_fit = chosen(&analysis);
+    assert_eq!(block_fit.observations, 600 / analysis.blocks_merged);
+    assert_eq!(block_fit.samples_per_block, Some(1000.0 * analysis.blocks_merged as f64));
+}
+
+#[test]
+fn diagnostics_fail_on_autocorrelated_maxima() {
+    // φ = 0.995: no merge that leaves 30 blocks makes the maxima independent.
+    let analysis = analyse(&series_input(ar1(0.995, 12)), &PwcetConfig::default()).unwrap();
+    assert_eq!(analysis.blocks_merged, 1, "{}", analysis.blocks_because);
+    assert!(analysis.blocks_because.contains("no block length"), "{}", analysis.blocks_because);
     let ljung_box = diagnostic(&analysis, "Ljung-Box");
     assert!(!ljung_box.passed && ljung_box.p_value < 1e-6, "{ljung_box:?}");
     assert!(!diagnostic(&analysis, "runs test").passed);
     assert!(analysis.warnings.iter().any(|w| w.contains("autocorrelated")), "{:?}", analysis.warnings);
+    let refusal = analysis.defensibility.refusal().unwrap();
+    assert!(refusal.contains("the block maxima are autocorrelated (Ljung-Box p < 0.001)"), "{refusal}");
+    assert!(refusal.contains("steady load"), "{refusal}");
+    assert!(analysis.defensible_pwcet_ns(1e-9).is_err());
 }
 
 #[test]

@@ -65,7 +65,7 @@ pub(crate) fn chi_square_sf(x: f64, dof: f64) -> f64 {
 }
 
 /// Two-sided p-value of a standard normal statistic.
-fn normal_two_sided(z: f64) -> f64 {
+pub(crate) fn normal_two_sided(z: f64) -> f64 {
     erfc(z.abs() / std::f64::consts::SQRT_2)
 }
 

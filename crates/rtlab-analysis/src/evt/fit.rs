@@ -185,3 +185,17 @@ pub(crate) fn fit(
         _ => Err(FitFailure::new("the model does not fit this kind of data")),
     }
 }
+
+/// Log-likelihood of the fitted observations (block maxima, or exceedances above the threshold)
+/// under `model`: Σ count · ln density. The likelihood-ratio tests of ξ = 0 compare two of them.
+pub(crate) fn log_likelihood(model: &Model, observations: &Observations) -> f64 {
+    observations
+        .iter()
+        .map(|(x, c)| {
+            c * match model {
+                Model::Block { gev, .. } => gev.log_density(x),
+                Model::Pot { gpd, .. } => gpd.log_density(x),
+            }
+        })
+        .sum()
+}

@@ -26,14 +26,18 @@
 
 mod bootstrap;
 mod curves;
+mod defensible;
 mod diagnostics;
 pub mod distributions;
 mod fit;
 mod mle;
 mod pwm;
 mod sample;
+mod select;
 
+pub use defensible::MAX_DEFENSIBLE_SHAPE;
 pub use distributions::{Gev, Gpd, Gumbel};
+pub use select::{BLOCK_MERGES, CANDIDATE_STEP, MIN_CANDIDATE_EXCEEDANCES};
 
 use crate::AnalysisError;
 use fit::{FitData, Model};
@@ -353,12 +357,6 @@ pub const MIN_BLOCKS: usize = 30;
 /// Fewest exceedances for the GPD to be preferred to a Gumbel of few blocks (and below which a
 /// warning says so).
 pub const MIN_EXCEEDANCES: usize = 50;
-/// The threshold leaves this fraction of all samples above it ...
-pub const EXCEEDANCE_FRACTION: f64 = 0.01;
-/// ... but at least this many (when the tail holds them) ...
-pub const MIN_THRESHOLD_EXCEEDANCES: f64 = 50.0;
-/// ... and at most this many.
-pub const MAX_THRESHOLD_EXCEEDANCES: f64 = 1000.0;
 /// Most bootstrap refits × distinct values fitted (200 replicates up to 5000 values) ...
 pub const BOOTSTRAP_BUDGET: usize = 1_000_000;
 /// ... but never fewer replicates than this (unless configured so).
@@ -411,34 +409,15 @@ fn validate(input: &TailInput, config: &PwcetConfig) -> Result<(), AnalysisError
     Ok(())
 }
 
-/// The peaks-over-threshold data of a tail: the threshold is the largest tail value that leaves
-/// at least `target` = clamp(1 % of all samples, 50, 1000) samples strictly above it (ties make
-/// it more); when the tail holds fewer, its smallest value. None when nothing lies above it.
-pub(crate) fn peaks_over_threshold(tail: &Observations, total_samples: f64) -> Option<(f64, Observations)> {
-    let target =
-        (EXCEEDANCE_FRACTION * total_samples).ceil().clamp(MIN_THRESHOLD_EXCEEDANCES, MAX_THRESHOLD_EXCEEDANCES);
-    let mut above = 0.0;
-    let mut first_above = tail.values.len();
-    while first_above > 1 && above < target {
-        first_above -= 1;
-        above += tail.counts.get(first_above).copied().unwrap_or(0.0);
-    }
-    let threshold = *tail.values.get(first_above.checked_sub(1)?)?;
-    let exceedances = Observations {
-        values: tail.values.get(first_above..)?.to_vec(),
-        counts: tail.counts.get(first_above..)?.to_vec(),
-    };
-    (exceedances.total() > 0.0).then_some((threshold, exceedances))
-}
-
 /// Fits of the analysis, in the order of `PwcetAnalysis::fits`.
-const FIT_ORDER: [(TailModel, Estimator); 6] = [
+const FIT_ORDER: [(TailModel, Estimator); 7] = [
     (TailModel::Gev, Estimator::Mle),
     (TailModel::Gev, Estimator::Pwm),
     (TailModel::Gumbel, Estimator::Mle),
     (TailModel::Gumbel, Estimator::Pwm),
     (TailModel::Gpd, Estimator::Mle),
     (TailModel::Gpd, Estimator::Pwm),
+    (TailModel::Exponential, Estimator::Mle),
 ];
 
 fn model_name(model: TailModel) -> &'static str {
@@ -469,14 +448,19 @@ struct Made {
 pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis, AnalysisError> {
     validate(input, config)?;
     let mut warnings = Vec::new();
-    let maxima = Observations::from_values(&input.block_maxima_ns)
-        .ok_or_else(|| pwcet_error("a block maximum is not finite"))?;
     let tail = Observations::from_pairs(input.tail_ns.iter().map(|&(v, c)| (v, c as f64)))
         .ok_or_else(|| pwcet_error("a tail value is not finite"))?;
     let total_samples = input.total_samples as f64;
+
+    // The data choose the block size and the threshold before anything is fitted.
+    let seconds_per_block = input.samples_per_block / input.sample_rate_hz;
+    let block_choice = select::block_size(&input.block_maxima_ns, seconds_per_block, config.significance);
+    let samples_per_block = input.samples_per_block * block_choice.merged as f64;
+    let maxima =
+        Observations::from_values(&block_choice.series).ok_or_else(|| pwcet_error("a block maximum is not finite"))?;
     let blocks = maxima.total() as usize;
-    let pot = peaks_over_threshold(&tail, total_samples);
-    let exceedance_count = pot.as_ref().map_or(0, |(_, e)| e.total() as usize);
+    let pot = select::threshold(&tail, total_samples);
+    let exceedance_count = pot.as_ref().map_or(0, |t| t.exceedances.total() as usize);
     if blocks < MIN_OBSERVATIONS && exceedance_count < MIN_OBSERVATIONS {
         return Err(pwcet_error(format!(
             "{blocks} block maxima and {exceedance_count} samples above a threshold: at least {MIN_OBSERVATIONS} of either are needed; run longer"
@@ -486,16 +470,16 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
     let mut data: Vec<FitData> = Vec::new();
     let mut made: Vec<Made> = Vec::new();
     if blocks >= MIN_OBSERVATIONS {
-        data.push(FitData::Blocks { maxima: maxima.clone(), samples_per_block: input.samples_per_block });
+        data.push(FitData::Blocks { maxima: maxima.clone(), samples_per_block });
     }
-    if let Some((threshold, exceedances)) = pot.as_ref().filter(|_| exceedance_count >= MIN_OBSERVATIONS) {
-        data.push(FitData::Exceedances { exceedances: exceedances.clone(), threshold: *threshold, total_samples });
+    if let Some(t) = pot.as_ref().filter(|_| exceedance_count >= MIN_OBSERVATIONS) {
+        data.push(FitData::Exceedances { exceedances: t.exceedances.clone(), threshold: t.threshold, total_samples });
     }
     for (model, estimator) in FIT_ORDER {
         for (data_index, d) in data.iter().enumerate() {
             let matches = matches!(
                 (model, d),
-                (TailModel::Gpd, FitData::Exceedances { .. })
+                (TailModel::Gpd | TailModel::Exponential, FitData::Exceedances { .. })
                     | (TailModel::Gev | TailModel::Gumbel, FitData::Blocks { .. })
             );
             if !matches {
@@ -515,16 +499,27 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
             }
         }
     }
-    let (chosen, chosen_because) = choose(&made, blocks, exceedance_count)
-        .ok_or_else(|| pwcet_error(format!("no fit succeeded: {}", warnings.join(" "))))?;
+    let selection = selection_tests(&made, &data, config.significance);
+    let exponential_misfits = made
+        .iter()
+        .find(|m| m.tail_fit.model == TailModel::Exponential)
+        .and_then(|m| data.get(m.data_index).map(|d| (m, d)))
+        .is_some_and(|(m, d)| {
+            held_out_tests(TailModel::Exponential, Estimator::Mle, d, &block_choice.series, &m.model, config)
+                .iter()
+                .any(|t| !t.passed)
+        });
+    let (chosen, chosen_because) =
+        choose(&made, &selection, blocks, exceedance_count, config.significance, exponential_misfits)
+            .ok_or_else(|| pwcet_error(format!("no fit succeeded: {}", warnings.join(" "))))?;
     let Some(choice) = made.get(chosen) else {
         return Err(pwcet_error("no fit succeeded"));
     };
     let chosen_data = data.get(choice.data_index).ok_or_else(|| pwcet_error("no fit data"))?;
     let (model, estimator) = (choice.tail_fit.model, choice.tail_fit.estimator);
 
-    let diagnostics = independence_diagnostics(&input.block_maxima_ns, config.significance);
-    let goodness_of_fit = held_out_tests(model, estimator, chosen_data, &input.block_maxima_ns, &choice.model, config);
+    let diagnostics = independence_diagnostics(&block_choice.series, config.significance);
+    let goodness_of_fit = held_out_tests(model, estimator, chosen_data, &block_choice.series, &choice.model, config);
 
     // The bootstrap's cost is replicates × distinct values: bounded, so that a week of
     // per-second maxima does not take minutes.
@@ -537,6 +532,21 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
         ));
     }
     let replicates = bootstrap::replicates(model, estimator, chosen_data, &choice.model, resamples, config.seed);
+    // The interval spans the other shape model on the same data too (free shape when ξ = 0
+    // was kept, ξ = 0 when the shape was fitted): whether ξ = 0 is a choice the data seldom
+    // settle, and an interval of one model alone hides it (docs/pwcet.md, "Confidence
+    // intervals").
+    let alternative = alternative_fit(&made, chosen);
+    let alternative_replicates = alternative.map(|a| {
+        bootstrap::replicates(
+            a.tail_fit.model,
+            a.tail_fit.estimator,
+            chosen_data,
+            &a.model,
+            resamples,
+            config.seed ^ ALTERNATIVE_SEED,
+        )
+    });
     let mut estimates = Vec::new();
     for &p in &config.probabilities {
         let Some(value_ns) = choice.model.pwcet_ns(p) else {
@@ -546,8 +556,15 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
             continue;
         };
         let mut values: Vec<f64> = replicates.models.iter().filter_map(|m| m.pwcet_ns(p)).collect();
-        let (ci_low_ns, ci_high_ns) =
+        let (mut ci_low_ns, mut ci_high_ns) =
             bootstrap::percentile_interval(&mut values, config.confidence).unwrap_or((value_ns, value_ns));
+        if let Some(r) = &alternative_replicates {
+            let mut values: Vec<f64> = r.models.iter().filter_map(|m| m.pwcet_ns(p)).collect();
+            if let Some((low, high)) = bootstrap::percentile_interval(&mut values, config.confidence) {
+                ci_low_ns = ci_low_ns.min(low);
+                ci_high_ns = ci_high_ns.max(high);
+            }
+        }
         estimates.push(PwcetEstimate {
             probability: p,
             per_hour_probability: per_hour_probability(p, input.sample_rate_hz),
@@ -560,7 +577,7 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
     let shape_interval = bootstrap::percentile_interval(&mut shapes, config.confidence);
 
     warnings.extend(diagnostic_warnings(&diagnostics, &goodness_of_fit, model));
-    warnings.extend(data_warnings(input, blocks, exceedance_count));
+    warnings.extend(data_warnings(input, blocks, exceedance_count, seconds_per_block * block_choice.merged as f64));
     if let Some(w) = shape_warning(&choice.model, model, shape_interval, config.confidence) {
         warnings.push(w);
     }
@@ -580,16 +597,36 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
                 .into(),
         );
     }
+    let defensibility = defensible::judge(&defensible::Evidence {
+        diagnostics: &diagnostics,
+        goodness_of_fit: &goodness_of_fit,
+        model,
+        shape: choice.model.shape(),
+        blocks,
+        exceedances: exceedance_count,
+        input_blocks: input.block_maxima_ns.len(),
+        seconds_per_block: seconds_per_block * block_choice.merged as f64,
+        sample_rate_hz: input.sample_rate_hz,
+        estimates: &estimates,
+        significance: config.significance,
+    });
 
-    let curves = curves::tail_curves(
+    let mut curves = curves::tail_curves(
         &choice.model,
         chosen_data,
         &tail,
         total_samples,
         &maxima,
-        input.samples_per_block,
+        samples_per_block,
         &config.probabilities,
     );
+    let (threshold_ns, threshold_because) = match &pot {
+        Some(t) => {
+            curves.stability = t.stability.clone();
+            (Some(t.threshold), t.because.clone())
+        }
+        None => (None, "no tail was given, so there is no threshold".into()),
+    };
     Ok(PwcetAnalysis {
         fits: made.into_iter().map(|m| m.tail_fit).collect(),
         chosen,
@@ -599,19 +636,84 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
         goodness_of_fit,
         curves,
         warnings,
-        selection: Vec::new(),
-        blocks_merged: 1,
-        blocks_because: String::new(),
-        threshold_ns: pot.as_ref().map(|(u, _)| *u),
-        threshold_because: String::new(),
-        defensibility: Defensibility { defensible: true, reasons: Vec::new(), remedies: Vec::new() },
+        selection,
+        blocks_merged: block_choice.merged,
+        blocks_because: block_choice.because,
+        threshold_ns,
+        threshold_because,
+        defensibility,
     })
 }
 
-/// The rule choosing the fit behind the estimates: GEV by MLE with at least 30 blocks; else the
-/// GPD (MLE, else PWM) with at least 50 exceedances; else the Gumbel (MLE, else PWM) of at least
-/// 10 blocks; else the GPD of at least 10 exceedances; else the first fit made.
-fn choose(made: &[Made], blocks: usize, exceedances: usize) -> Option<(usize, String)> {
+/// Seed offset of the alternative model's bootstrap.
+const ALTERNATIVE_SEED: u64 = 0x616c_7465;
+
+/// The fit on the chosen fit's data with the other shape model: GPD (MLE, else PWM) for an
+/// exponential and the other way round, GEV by MLE for a Gumbel and the other way round.
+fn alternative_fit(made: &[Made], chosen: usize) -> Option<&Made> {
+    let c = made.get(chosen)?;
+    let find = |model: TailModel, estimator: Estimator| {
+        made.iter()
+            .find(|m| m.tail_fit.model == model && m.tail_fit.estimator == estimator && m.data_index == c.data_index)
+    };
+    match c.tail_fit.model {
+        TailModel::Exponential => find(TailModel::Gpd, Estimator::Mle).or_else(|| find(TailModel::Gpd, Estimator::Pwm)),
+        TailModel::Gpd => find(TailModel::Exponential, Estimator::Mle),
+        TailModel::Gumbel => find(TailModel::Gev, Estimator::Mle),
+        TailModel::Gev => find(TailModel::Gumbel, Estimator::Mle),
+    }
+}
+
+const LRT_BLOCKS: &str = "likelihood ratio, GEV against Gumbel (ξ = 0)";
+const LRT_POT: &str = "likelihood ratio, GPD against exponential (ξ = 0)";
+const CV_TEST: &str = "MBPTA-CV, coefficient of variation of the excesses (1 if exponential)";
+
+/// The tests of ξ = 0 behind the choice: a likelihood-ratio test on each kind of data whose
+/// free and ξ = 0 fits by maximum likelihood both succeeded, and the MBPTA-CV test of the
+/// exceedances. "passed" means ξ = 0 is not rejected.
+fn selection_tests(made: &[Made], data: &[FitData], significance: f64) -> Vec<Diagnostic> {
+    let find =
+        |model: TailModel| made.iter().find(|m| m.tail_fit.model == model && m.tail_fit.estimator == Estimator::Mle);
+    let mut out = Vec::new();
+    for (free, zero, name, on) in [
+        (TailModel::Gev, TailModel::Gumbel, LRT_BLOCKS, "block maxima"),
+        (TailModel::Gpd, TailModel::Exponential, LRT_POT, "samples above the threshold"),
+    ] {
+        if let (Some(f), Some(z)) = (find(free), find(zero)) {
+            if let Some(observations) = data.get(f.data_index).map(FitData::observations) {
+                if let Some(r) = select::likelihood_ratio(&f.model, &z.model, observations) {
+                    out.push(Diagnostic::of(name.into(), on, r, significance));
+                }
+            }
+        }
+    }
+    for d in data {
+        if let FitData::Exceedances { exceedances, threshold, .. } = d {
+            if let Some(r) = select::coefficient_of_variation(exceedances, *threshold) {
+                out.push(Diagnostic::of(CV_TEST.into(), "samples above the threshold", r, significance));
+            }
+        }
+    }
+    out
+}
+
+/// The rule choosing the fit behind the estimates (docs/pwcet.md, "Which fit is chosen"):
+/// - with at least 50 samples above the threshold, peaks over threshold: the exponential
+///   unless ξ = 0 is rejected; a heavy tail (ξ̂ > 0) needs one of the likelihood-ratio and
+///   MBPTA-CV tests to reject ξ = 0, a bounded one (ξ̂ < 0) both, and the exponential must
+///   also fail a held-out goodness-of-fit test (a bounded tail underestimates when wrong);
+///   then the GPD (MLE, else PWM);
+/// - else with at least 10 block maxima, the Gumbel unless the likelihood-ratio test rejects
+///   ξ = 0, then the GEV by MLE (only with at least 30 maxima);
+/// - else whatever fit was made.
+fn choose(
+    made: &[Made],
+    selection: &[Diagnostic],
+    blocks: usize,
+    exceedances: usize,
+    significance: f64,
+    exponential_misfits: bool,
+) -> Option<(usize, String)> {
     let find = |model: TailModel, estimator: Estimator| {
         made.iter().position(|m| m.tail_fit.model == model && m.tail_fit.estimator == estimator)
     };
@@ -621,33 +723,59 @@ fn choose(made: &[Made], blocks: usize, exceedances: usize) -> Option<(usize, St
             format!("{} by {}", model_name(m.tail_fit.model), estimator_name(m.tail_fit.estimator))
         })
     };
-    if blocks >= MIN_BLOCKS {
-        if let Some(i) = find(TailModel::Gev, Estimator::Mle) {
-            let why = format!("{blocks} block maxima (at least {MIN_BLOCKS}) and the fit converged.");
+    let test = |name: &str| selection.iter().find(|d| d.test == name);
+    let rejects = |d: Option<&Diagnostic>| d.is_some_and(|d| d.p_value < significance);
+    let p_of = |d: Option<&Diagnostic>| d.map_or("not made".to_string(), |d| format_p(d.p_value));
+
+    if exceedances >= select::POT_MIN_EXCEEDANCES {
+        let (lrt, cv) = (test(LRT_POT), test(CV_TEST));
+        let gpd = either(TailModel::Gpd);
+        let shape = gpd.and_then(|i| made.get(i)).map_or(0.0, |m| m.tail_fit.shape);
+        let heavier = cv.map_or(shape > 0.0, |d| d.statistic > 1.0) || shape > 0.0;
+        let free =
+            if heavier { rejects(lrt) || rejects(cv) } else { rejects(lrt) && rejects(cv) && exponential_misfits };
+        let tests = format!("likelihood ratio {}, MBPTA-CV {}", p_of(lrt), p_of(cv));
+        if let (true, Some(i)) = (free, gpd) {
+            let kind = if shape > 0.0 { "heavy" } else { "bounded" };
+            let why = format!(
+                "{exceedances} samples above the threshold; ξ = 0 is rejected ({tests}), so the shape is fitted (ξ = {shape:.3}, a {kind} tail)."
+            );
+            return Some((i, format!("{}: {why}", named(i))));
+        }
+        if let Some(i) = find(TailModel::Exponential, Estimator::Mle) {
+            let why = if free {
+                format!(
+                    "{exceedances} samples above the threshold; ξ = 0 is rejected ({tests}) but no GPD fit succeeded."
+                )
+            } else {
+                format!("{exceedances} samples above the threshold; ξ = 0 is not rejected ({tests}), so the light-tail model is used.")
+            };
             return Some((i, format!("{}: {why}", named(i))));
         }
     }
-    let no_gev = if blocks >= MIN_BLOCKS {
-        format!("the GEV by maximum likelihood failed on the {blocks} block maxima")
-    } else {
-        format!("{blocks} block maxima are too few for the GEV (at least {MIN_BLOCKS})")
-    };
-    if exceedances >= MIN_EXCEEDANCES {
-        if let Some(i) = either(TailModel::Gpd) {
-            let why =
-                format!("{no_gev}, and {exceedances} samples lie above the threshold (at least {MIN_EXCEEDANCES}).");
+    let few = format!(
+        "{exceedances} samples above a threshold are too few for the peaks over threshold (at least {})",
+        select::POT_MIN_EXCEEDANCES
+    );
+    if blocks >= MIN_OBSERVATIONS {
+        let lrt = test(LRT_BLOCKS);
+        if blocks >= MIN_BLOCKS && rejects(lrt) {
+            if let Some(i) = find(TailModel::Gev, Estimator::Mle) {
+                let why = format!("{few}; on the {blocks} block maxima ξ = 0 is rejected (likelihood ratio {}), so the shape is fitted.", p_of(lrt));
+                return Some((i, format!("{}: {why}", named(i))));
+            }
+        }
+        if let Some(i) = either(TailModel::Gumbel) {
+            let why = if blocks >= MIN_BLOCKS {
+                format!("{few}; on the {blocks} block maxima ξ = 0 is not rejected (likelihood ratio {}), so the light-tail model is used.", p_of(lrt))
+            } else {
+                format!("{few}, and {blocks} block maxima are too few to fit a shape (at least {MIN_BLOCKS}), so ξ = 0 is assumed.")
+            };
             return Some((i, format!("{}: {why}", named(i))));
         }
     }
-    if let Some(i) = either(TailModel::Gumbel) {
-        let why = format!(
-            "{no_gev} and {exceedances} samples above a threshold too few for the GPD (at least {MIN_EXCEEDANCES}), so ξ = 0 (a light tail) is assumed."
-        );
-        return Some((i, format!("{}: {why}", named(i))));
-    }
-    if let Some(i) = either(TailModel::Gpd) {
-        let why = format!("{no_gev}, no Gumbel fit succeeded, and {exceedances} samples lie above the threshold.");
-        return Some((i, format!("{}: {why}", named(i))));
+    if let Some(i) = either(TailModel::Gpd).or_else(|| either(TailModel::Gev)) {
+        return Some((i, format!("{}: the preferred fits failed; this one succeeded.", named(i))));
     }
     (!made.is_empty()).then(|| (0, format!("{}: the only fit that succeeded.", named(0))))
 }
@@ -766,14 +894,13 @@ fn diagnostic_warnings(diagnostics: &[Diagnostic], goodness_of_fit: &[Diagnostic
 }
 
 /// Too few blocks, too few exceedances, no block maxima to test.
-fn data_warnings(input: &TailInput, blocks: usize, exceedances: usize) -> Vec<String> {
+fn data_warnings(input: &TailInput, blocks: usize, exceedances: usize, block_s: f64) -> Vec<String> {
     let mut out = Vec::new();
     if blocks == 0 {
         out.push("There are no block maxima: independence and stationarity could not be tested, and only the tail's GPD was fitted.".into());
     } else if blocks < MIN_BLOCKS {
-        let block_s = input.samples_per_block / input.sample_rate_hz;
         out.push(format!(
-            "Only {blocks} block maxima (blocks of {block_s:.3} s): the GEV needs at least {MIN_BLOCKS}, so run for at least {:.0} s, and several minutes for useful intervals.",
+            "Only {blocks} block maxima (blocks of {block_s:.3} s): independence needs at least {MIN_BLOCKS} to be tested, so run for at least {:.0} s, and several minutes for useful intervals.",
             MIN_BLOCKS as f64 * block_s
         ));
     }
