@@ -93,6 +93,9 @@ struct ScenarioSummary<'a> {
     activity: Option<&'a Activity>,
     metrics: Vec<MetricDigest>,
     exceedance: Option<Exceedance>,
+    /// The pWCET of the main metric as the terminal summary states it: a number only when it
+    /// is defensible; null without samples.
+    pwcet: Option<crate::pwcet::PwcetHeadline>,
 }
 
 impl Exporter for JsonSummary {
@@ -111,17 +114,20 @@ impl Exporter for JsonSummary {
                 .scenarios
                 .iter()
                 .zip(digest.scenarios)
-                .map(|(s, d)| ScenarioSummary {
-                    name: &s.name,
-                    loaded: s.is_loaded(),
-                    load_failure: s.load_failure.as_deref(),
-                    duration_s: s.duration_s,
-                    loads: &s.loads,
-                    activity: s.activity.as_ref(),
-                    metrics: d.metrics,
-                    exceedance: d.exceedance,
+                .map(|(s, d)| {
+                    Ok(ScenarioSummary {
+                        name: &s.name,
+                        loaded: s.is_loaded(),
+                        load_failure: s.load_failure.as_deref(),
+                        duration_s: s.duration_s,
+                        loads: &s.loads,
+                        activity: s.activity.as_ref(),
+                        pwcet: crate::pwcet::summary_headline(run, &s.name, d.main_metric.as_deref())?,
+                        metrics: d.metrics,
+                        exceedance: d.exceedance,
+                    })
                 })
-                .collect(),
+                .collect::<Result<_, ReportError>>()?,
             conclusion: digest.conclusion,
             warnings: &run.warnings,
             verdict: run.verdict.as_ref(),

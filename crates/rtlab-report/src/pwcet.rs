@@ -21,7 +21,7 @@
 use crate::digest::combine;
 use crate::per_setting::in_measured_order;
 use crate::ReportError;
-use rtlab_analysis::evt::{PwcetAnalysis, PwcetConfig, PwcetEstimate, TailFit, TailInput, TailModel};
+use rtlab_analysis::evt::{Defensibility, PwcetAnalysis, PwcetConfig, PwcetEstimate, TailFit, TailInput, TailModel};
 use rtlab_analysis::requirement::{Requirement, Statistic};
 use rtlab_results::run::Measurement;
 use rtlab_results::set::{Configuration, ReportSet};
@@ -365,16 +365,51 @@ pub struct PwcetEntry {
     pub not_analysed: Option<String>,
 }
 
-/// [`PwcetAnalysis`] without `curves` (the figures' points).
+/// [`PwcetAnalysis`] without `curves` (the figures' points). When `defensibility` says not
+/// defensible, `estimates` are the fitted values, not to be quoted as the pWCET.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PwcetEntryAnalysis {
+    /// Whether the pWCET can be quoted from this run; when not, why and what would help.
+    pub defensibility: Defensibility,
+    /// [`Defensibility::refusal`]: the sentence shown instead of the number; null when
+    /// defensible.
+    pub refusal: Option<String>,
     pub fits: Vec<TailFit>,
     pub chosen: usize,
     pub chosen_because: String,
+    /// The tests behind the choice of model (ξ = 0 against a free shape, MBPTA-CV).
+    pub selection: Vec<rtlab_analysis::evt::Diagnostic>,
+    /// Input blocks merged into one block maximum, and why.
+    pub blocks_merged: usize,
+    pub blocks_because: String,
+    /// The peaks-over-threshold threshold, ns (null without a tail), and why.
+    pub threshold_ns: Option<f64>,
+    pub threshold_because: String,
     pub estimates: Vec<PwcetEstimate>,
     pub diagnostics: Vec<rtlab_analysis::evt::Diagnostic>,
     pub goodness_of_fit: Vec<rtlab_analysis::evt::Diagnostic>,
     pub warnings: Vec<String>,
+}
+
+impl PwcetEntryAnalysis {
+    pub fn of(a: &PwcetAnalysis) -> PwcetEntryAnalysis {
+        PwcetEntryAnalysis {
+            defensibility: a.defensibility.clone(),
+            refusal: a.defensibility.refusal(),
+            fits: a.fits.clone(),
+            chosen: a.chosen,
+            chosen_because: a.chosen_because.clone(),
+            selection: a.selection.clone(),
+            blocks_merged: a.blocks_merged,
+            blocks_because: a.blocks_because.clone(),
+            threshold_ns: a.threshold_ns,
+            threshold_because: a.threshold_because.clone(),
+            estimates: a.estimates.clone(),
+            diagnostics: a.diagnostics.clone(),
+            goodness_of_fit: a.goodness_of_fit.clone(),
+            warnings: a.warnings.clone(),
+        }
+    }
 }
 
 /// The tail section as data, for the JSON report: every metric and configuration of
@@ -392,15 +427,7 @@ pub fn report_entries(set: &ReportSet) -> Result<Vec<PwcetEntry>, ReportError> {
                 sample_rate_hz: t.sample_rate_hz,
                 observed_max_ns: t.observed_max_ns,
                 probabilities: tail.config.probabilities.clone(),
-                analysis: t.analysis().map(|a| PwcetEntryAnalysis {
-                    fits: a.fits.clone(),
-                    chosen: a.chosen,
-                    chosen_because: a.chosen_because.clone(),
-                    estimates: a.estimates.clone(),
-                    diagnostics: a.diagnostics.clone(),
-                    goodness_of_fit: a.goodness_of_fit.clone(),
-                    warnings: a.warnings.clone(),
-                }),
+                analysis: t.analysis().map(PwcetEntryAnalysis::of),
                 not_analysed: t.outcome.as_ref().err().cloned(),
             });
         }
@@ -427,7 +454,9 @@ pub fn fit_name(fit: &TailFit) -> String {
 pub fn fit_data(fit: &TailFit, block_s: u64) -> String {
     let n = rtlab_analysis::units::thousands(fit.observations as u64);
     match fit.model {
-        TailModel::Gpd | TailModel::Exponential => format!("{n} samples above {} µs", rtlab_analysis::units::format_us_f(fit.location_ns)),
+        TailModel::Gpd | TailModel::Exponential => {
+            format!("{n} samples above {} µs", rtlab_analysis::units::format_us_f(fit.location_ns))
+        }
         _ if block_s == 1 => format!("{n} per-second maxima"),
         _ => format!("{n} maxima of {block_s} s blocks"),
     }
@@ -457,14 +486,63 @@ pub fn format_per_hour(p: f64) -> String {
     }
 }
 
-/// The terminal summary's line on the pWCET of a scenario's main metric: the estimate at
-/// 1e-9 per activation with its confidence interval and fit, or why there is none; None
-/// when the metric has no samples there.
-pub fn summary_line(
+/// The pWCET of a scenario's main metric as the terminal summary and `rtlab run --json`
+/// state it: the estimate at [`SUMMARY_PROBABILITY`] with its confidence interval when it can
+/// be quoted; otherwise no number and why (not defensible, or not estimated).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PwcetHeadline {
+    pub metric: String,
+    /// Per activation.
+    pub probability: f64,
+    /// The estimate and its confidence interval; null when it is not defensible or there is
+    /// none (then `not_quoted` says why).
+    pub estimate: Option<PwcetEstimate>,
+    /// Confidence level of the interval (0.95).
+    pub confidence: f64,
+    /// The fit the estimate comes from: "GPD (MLE) fit of 1,000 samples above 14.1 µs"; null
+    /// without an analysis.
+    pub fit: Option<String>,
+    /// Whether the analysis says the pWCET can be quoted, with its reasons and remedies; null
+    /// when no analysis could be made.
+    pub defensibility: Option<Defensibility>,
+    /// Why there is no number: "not defensible from this run — <reasons>; <remedies>", or
+    /// why it was not estimated; null when `estimate` is given.
+    pub not_quoted: Option<String>,
+    /// Warnings of the analysis (in the report's tail section).
+    pub warnings: usize,
+}
+
+impl PwcetHeadline {
+    /// The terminal summary's line: "pWCET: 2997.5 µs at 1e-9 per activation (…)", or
+    /// "pWCET: not defensible from this run — <reasons>; <remedies>." without a number.
+    pub fn line(&self) -> String {
+        match (&self.estimate, &self.fit) {
+            (Some(e), Some(fit)) => format!(
+                "pWCET: {} µs at {} per activation ({} per hour; {:.0} % CI {} to {} µs; {fit}){}.",
+                rtlab_analysis::units::format_us_f(e.value_ns),
+                format_probability(self.probability),
+                format_per_hour(e.per_hour_probability),
+                self.confidence * 100.0,
+                rtlab_analysis::units::format_us_f(e.ci_low_ns),
+                rtlab_analysis::units::format_us_f(e.ci_high_ns),
+                match self.warnings {
+                    0 => String::new(),
+                    1 => "; 1 warning: see the report's tail section".to_string(),
+                    n => format!("; {n} warnings: see the report's tail section"),
+                }
+            ),
+            _ => format!("pWCET: {}.", self.not_quoted.as_deref().unwrap_or("not estimated").trim_end_matches('.')),
+        }
+    }
+}
+
+/// The pWCET headline of a scenario's main metric ([`PwcetHeadline`]); None when the metric
+/// has no samples there.
+pub fn summary_headline(
     run: &rtlab_results::run::RunResult,
     scenario: &str,
     metric: Option<&str>,
-) -> Result<Option<String>, ReportError> {
+) -> Result<Option<PwcetHeadline>, ReportError> {
     let Some(metric) = metric else { return Ok(None) };
     let measurements: Vec<&Measurement> = run.measurements_of(scenario, metric).collect();
     let requirements: Vec<Requirement> =
@@ -474,30 +552,43 @@ pub fn summary_line(
     let Some(tail) = measurements_tail(&measurements, metric, &config)?.filter(|t| t.samples > 0) else {
         return Ok(None);
     };
-    let probability = SUMMARY_PROBABILITY;
-    let line = match (tail.estimate(probability), tail.chosen_fit()) {
-        (Some(e), Some(fit)) => format!(
-            "pWCET: {} µs at {} per activation ({} per hour; {:.0} % CI {} to {} µs; {} fit of {}){}.",
-            rtlab_analysis::units::format_us_f(e.value_ns),
-            format_probability(probability),
-            format_per_hour(e.per_hour_probability),
-            config.confidence * 100.0,
-            rtlab_analysis::units::format_us_f(e.ci_low_ns),
-            rtlab_analysis::units::format_us_f(e.ci_high_ns),
-            fit_name(fit),
-            fit_data(fit, tail.block_s),
-            match tail.analysis().map_or(0, |a| a.warnings.len()) {
-                0 => String::new(),
-                1 => "; 1 warning: see the report's tail section".to_string(),
-                n => format!("; {n} warnings: see the report's tail section"),
-            }
-        ),
-        _ => match &tail.outcome {
-            Err(why) => format!("pWCET: not estimated: {}.", why.trim_end_matches('.')),
-            Ok(_) => "pWCET: not estimated at 1e-9.".to_string(),
-        },
+    Ok(Some(headline(&tail, SUMMARY_PROBABILITY, config.confidence)))
+}
+
+/// The headline of one tail analysis at `probability`.
+pub fn headline(tail: &TailAnalysis, probability: f64, confidence: f64) -> PwcetHeadline {
+    let analysis = tail.analysis();
+    let refusal = analysis.and_then(|a| a.defensibility.refusal());
+    let fit = tail.chosen_fit().map(|fit| format!("{} fit of {}", fit_name(fit), fit_data(fit, tail.block_s)));
+    let estimate = tail.estimate(probability).filter(|_| refusal.is_none() && fit.is_some()).cloned();
+    let not_quoted = match (&tail.outcome, refusal, &estimate) {
+        (Err(why), _, _) => Some(format!("not estimated: {}", why.trim_end_matches('.'))),
+        (Ok(_), Some(refusal), _) => Some(refusal),
+        (Ok(_), None, None) => Some(format!("not estimated at {}", format_probability(probability))),
+        (Ok(_), None, Some(_)) => None,
     };
-    Ok(Some(line))
+    PwcetHeadline {
+        metric: tail.metric.clone(),
+        probability,
+        estimate,
+        confidence,
+        fit,
+        defensibility: analysis.map(|a| a.defensibility.clone()),
+        not_quoted,
+        warnings: analysis.map_or(0, |a| a.warnings.len()),
+    }
+}
+
+/// The terminal summary's line on the pWCET of a scenario's main metric: the estimate at
+/// 1e-9 per activation with its confidence interval and fit; "pWCET: not defensible from this
+/// run — <reasons>; <remedies>." with no number when the analysis says it cannot be
+/// quoted; or why there is none; None when the metric has no samples there.
+pub fn summary_line(
+    run: &rtlab_results::run::RunResult,
+    scenario: &str,
+    metric: Option<&str>,
+) -> Result<Option<String>, ReportError> {
+    Ok(summary_headline(run, scenario, metric)?.map(|h| h.line()))
 }
 
 /// The per-activation probability the terminal summary states the pWCET at.
