@@ -11,7 +11,7 @@ use crate::ReportError;
 use rtlab_analysis::units::{format_us, format_us_f, thousands};
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{Configuration, ReportExporter, ReportSet};
-use rtlab_results::verdict::Verdict;
+use rtlab_results::verdict::{Outcome, Verdict};
 use std::fmt::Write;
 
 /// The HTML report of a [`ReportSet`].
@@ -38,9 +38,11 @@ h3 { font-size: 1.1rem; margin: 24px 0 6px; }
 .verdict { border: 3px solid; }
 .verdict.met { border-color: var(--good); background: #eaf6ee; }
 .verdict.not-met { border-color: var(--bad); background: #fdecef; }
+.verdict.undecided { border-color: var(--warn); background: #fff4e0; }
 .verdict .word { font-size: 1.5rem; font-weight: 700; margin-right: 8px; }
 .verdict.met .word { color: var(--good); }
 .verdict.not-met .word { color: var(--bad); }
+.verdict.undecided .word { color: var(--warn); }
 table { border-collapse: collapse; margin: 8px 0; font-size: 0.92rem; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child, .l { text-align: left; }
@@ -189,12 +191,22 @@ fn header(page: &mut String, set: &ReportSet, title: &str) {
     page.push_str("</header>\n");
 }
 
+/// The verdict box's class: "met", "not-met" or "undecided" (also the suite report's).
+pub fn verdict_class(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Met => "met",
+        Outcome::NotMet => "not-met",
+        Outcome::Undecided => "undecided",
+    }
+}
+
 /// Id of the verdict's table among [`tables::report_tables`]: shown in the verdict box.
 const VERDICT_TABLE: &str = "verdict-checks";
 
 fn verdict(page: &mut String, verdict: Option<&Verdict>, tables: &[Table], configurations: &[Configuration]) {
     let Some(verdict) = verdict else { return };
-    let (class, word) = if verdict.met { ("met", "MET") } else { ("not-met", "NOT MET") };
+    let class = verdict_class(verdict.outcome());
+    let word = verdict.word();
     let _ = writeln!(
         page,
         "<section class=\"banner verdict {class}\" id=\"verdict\">\n<h2><span class=\"word\">{word}</span></h2>\n\

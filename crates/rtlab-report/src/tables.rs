@@ -13,7 +13,7 @@ use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
 use rtlab_analysis::{fullest_bin, LatencyHistogram, Summary};
 use rtlab_results::run::Measurement;
 use rtlab_results::set::{Configuration, ReportSet};
-use rtlab_results::verdict::Verdict;
+use rtlab_results::verdict::{Check, Outcome, Verdict};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -247,17 +247,36 @@ fn verdict_table(verdict: &Verdict) -> Table {
                 Cell::or_none(c.measured_ns, Cell::us),
                 Cell::us(c.requirement.bound_ns),
                 Cell::or_none(c.margin_ns, Cell::signed_us),
-                Cell::text(if c.met { "yes" } else { "NO" }),
+                Cell::text(match c.outcome() {
+                    Outcome::Met => "yes",
+                    Outcome::NotMet => "NO",
+                    Outcome::Undecided => "undecided",
+                }),
                 Cell::count(c.samples),
                 Cell { shown: format!("{:.1}", c.duration_s), raw: c.duration_s.to_string() },
                 Cell::count(c.samples_above_bound),
                 Cell::or_none(c.exceedance_interval_s, |s| Cell { shown: format_interval(s), raw: s.to_string() }),
-                Cell::text(c.notes.join("; ")),
+                Cell::text(verdict_notes(c).join("; ")),
             ],
         );
     }
     table.notes.extend(verdict.caveats.iter().map(|c| format!("Caveat: {c}.")));
     table
+}
+
+/// A check's notes, after why it is undecided when it is ("pWCET: not defensible from this
+/// run — …").
+fn verdict_notes(c: &Check) -> Vec<String> {
+    let mut notes: Vec<String> = c
+        .undecided
+        .iter()
+        .map(|why| {
+            let what = if c.requirement.needs_tail_analysis() { "pWCET: " } else { "" };
+            format!("{what}{}", why.trim_end_matches('.'))
+        })
+        .collect();
+    notes.extend(c.notes.iter().cloned());
+    notes
 }
 
 /// The rows of (a): label and how to read it from a combined metric.

@@ -8,7 +8,7 @@ use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
 use rtlab_results::activity::Activity;
 use rtlab_results::run::{RunResult, Scenario};
-use rtlab_results::verdict::Verdict;
+use rtlab_results::verdict::{Outcome, Verdict};
 use std::fmt::Write;
 
 /// Tables per metric (per CPU and all CPUs), the exceedance statement, the environment
@@ -325,8 +325,8 @@ impl Exporter for TerminalSummary {
 pub fn verdict_text(verdict: &Verdict) -> String {
     let mut out = format!("Verdict: {}\n", verdict.summary);
     for c in &verdict.checks {
-        let measured = match (c.measured_ns, c.margin_ns) {
-            (Some(m), Some(margin)) => format!(
+        let measured = match (c.measured_ns, c.margin_ns, &c.undecided) {
+            (Some(m), Some(margin), _) => format!(
                 "{} µs (margin {} µs), {} samples in {:.1} s, {} at or above the bound",
                 format_us(m),
                 format_us(margin),
@@ -334,16 +334,24 @@ pub fn verdict_text(verdict: &Verdict) -> String {
                 c.duration_s,
                 thousands(c.samples_above_bound)
             ),
+            (_, _, Some(_)) => format!(
+                "undecided, {} samples in {:.1} s, {} at or above the bound",
+                thousands(c.samples),
+                c.duration_s,
+                thousands(c.samples_above_bound)
+            ),
             _ => "not measured".into(),
         };
-        let _ = writeln!(
-            out,
-            "  [{}] {} · {} {}: {measured}",
-            if c.met { " ok " } else { "FAIL" },
-            c.requirement.text,
-            c.run_label,
-            c.scenario
-        );
+        let mark = match c.outcome() {
+            Outcome::Met => " ok ",
+            Outcome::NotMet => "FAIL",
+            Outcome::Undecided => " ?? ",
+        };
+        let _ = writeln!(out, "  [{mark}] {} · {} {}: {measured}", c.requirement.text, c.run_label, c.scenario);
+        if let Some(why) = &c.undecided {
+            let what = if c.requirement.needs_tail_analysis() { "pWCET: " } else { "" };
+            let _ = writeln!(out, "         {what}{}", why.trim_end_matches('.'));
+        }
         for note in &c.notes {
             let _ = writeln!(out, "         {note}");
         }

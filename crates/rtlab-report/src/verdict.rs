@@ -47,7 +47,13 @@ fn judge_configurations(
         caveats.push("some checks rest on little evidence: see their notes".into());
     }
     if requirements.is_empty() {
-        return Ok(Verdict { met: true, checks, caveats, summary: "No requirement was given.".into() });
+        return Ok(Verdict {
+            met: true,
+            undecided: false,
+            checks,
+            caveats,
+            summary: "No requirement was given.".into(),
+        });
     }
     Ok(Verdict::from_checks(checks, caveats))
 }
@@ -71,6 +77,7 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
         measured_ns: None,
         margin_ns: None,
         met: false,
+        undecided: None,
         samples: 0,
         duration_s,
         samples_above_bound: 0,
@@ -94,12 +101,20 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
             let config = crate::pwcet::config_for(&requirement.metric, requirements);
             let tail = crate::pwcet::measurements_tail(&measurements, &requirement.metric, &config)?;
             match tail.as_ref().map(|t| pwcet_evidence(t, probability, config.confidence)) {
-                Some(Ok((value, notes, evt_warned))) => {
+                Some(PwcetEvidence::Estimate { value, notes, warned: evt_warned }) => {
                     check.notes.extend(notes);
                     warned = evt_warned;
                     Some(value)
                 }
-                Some(Err(why)) => {
+                Some(PwcetEvidence::NotDefensible { refusal, notes }) => {
+                    // Neither met nor failed: the estimate is not quoted. The samples above
+                    // the bound are counted all the same (they are measured, not estimated).
+                    check.undecided = Some(refusal);
+                    check.notes.extend(notes);
+                    count_above(&mut check, &histogram, &all.moments, requirement.bound_ns, duration_s);
+                    return unjudged(check);
+                }
+                Some(PwcetEvidence::None(why)) => {
                     check.notes.push(why);
                     None
                 }
@@ -118,9 +133,7 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
     check.measured_ns = Some(measured);
     check.margin_ns = Some(bound - measured);
     check.met = measured < bound;
-    check.samples_above_bound = count_at_or_above(&histogram, &all.moments, bound);
-    check.exceedance_interval_s =
-        (check.samples_above_bound > 0 && duration_s > 0.0).then(|| duration_s / check.samples_above_bound as f64);
+    count_above(&mut check, &histogram, &all.moments, bound, duration_s);
     if let Statistic::Percentile(p) = requirement.statistic {
         let support = Exceedance::new(p / 100.0, measured, all.row.sample_rate_hz, check.samples);
         if let Some(e) = support.filter(|e| !e.is_supported()) {
@@ -146,18 +159,50 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
     Ok(Judged { check, little_evidence })
 }
 
-/// The pWCET at `probability` from a tail analysis, rounded to ns, with the notes that
-/// describe it (confidence interval, fit) and the analysis' warnings, and whether there
-/// were any warnings; Err with the reason when there is no estimate.
-fn pwcet_evidence(tail: &TailAnalysis, probability: f64, confidence: f64) -> Result<(i64, Vec<String>, bool), String> {
+/// The samples at or above `bound` and the wall time between them.
+fn count_above(
+    check: &mut Check,
+    histogram: &rtlab_analysis::LatencyHistogram,
+    moments: &rtlab_analysis::Moments,
+    bound: i64,
+    duration_s: f64,
+) {
+    check.samples_above_bound = count_at_or_above(histogram, moments, bound);
+    check.exceedance_interval_s =
+        (check.samples_above_bound > 0 && duration_s > 0.0).then(|| duration_s / check.samples_above_bound as f64);
+}
+
+/// What a tail analysis says about the pWCET at one probability.
+enum PwcetEvidence {
+    /// The estimate rounded to ns, with the notes that describe it (confidence interval, fit)
+    /// and the analysis' warnings, and whether there were any warnings.
+    Estimate { value: i64, notes: Vec<String>, warned: bool },
+    /// The analysis was made but its pWCET is not defensible: the refusal ("not defensible
+    /// from this run — <reasons>; <remedies>") and notes without the number (the fit, where
+    /// the value is shown).
+    NotDefensible { refusal: String, notes: Vec<String> },
+    /// No estimate, and why.
+    None(String),
+}
+
+/// The pWCET at `probability` from a tail analysis, when it can be quoted.
+fn pwcet_evidence(tail: &TailAnalysis, probability: f64, confidence: f64) -> PwcetEvidence {
     let analysis = match &tail.outcome {
         Ok(a) => a,
-        Err(why) => return Err(format!("no pWCET: {why}")),
+        Err(why) => return PwcetEvidence::None(format!("no pWCET: {why}")),
     };
+    let fit_note = tail
+        .chosen_fit()
+        .map(|fit| format!("fit: {} of {}, ξ = {:.3}", fit_name(fit), fit_data(fit, tail.block_s), fit.shape));
+    if let Some(refusal) = analysis.defensibility.refusal() {
+        let mut notes: Vec<String> = fit_note.into_iter().collect();
+        notes.push("the fitted value is in the report's tail section, marked as not defensible".into());
+        return PwcetEvidence::NotDefensible { refusal, notes };
+    }
     let Some(value) = analysis.pwcet_ns(probability).filter(|v| v.is_finite()) else {
         // A GPD describes only the samples above its threshold: a larger probability is a
         // percentile's question.
-        return Err(format!(
+        return PwcetEvidence::None(format!(
             "no pWCET: the fitted tail gives no value at {} (it describes rarer events only; a percentile answers \
              this one)",
             format_probability(probability)
@@ -175,12 +220,10 @@ fn pwcet_evidence(tail: &TailAnalysis, probability: f64, confidence: f64) -> Res
             format_us_f(e.ci_high_ns)
         ));
     }
-    if let Some(fit) = tail.chosen_fit() {
-        notes.push(format!("fit: {} of {}, ξ = {:.3}", fit_name(fit), fit_data(fit, tail.block_s), fit.shape));
-    }
+    notes.extend(fit_note);
     notes.extend(analysis.warnings.iter().map(|w| format!("EVT: {}", w.trim_end_matches('.'))));
-    let measured = value.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
-    Ok((measured, notes, !analysis.warnings.is_empty()))
+    let value = value.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+    PwcetEvidence::Estimate { value, notes, warned: !analysis.warnings.is_empty() }
 }
 
 #[cfg(test)]
@@ -244,14 +287,15 @@ mod tests {
         assert!(p.notes.iter().any(|n| n.contains("close to the max")), "{:?}", p.notes);
     }
 
-    /// 120 s simulated at 1 kHz on two CPUs: 120 per-second maxima per configuration.
-    fn long_fixture() -> RunResult {
-        serde_json::from_str(include_str!("../tests/fixtures/simulated-120s.run.json")).unwrap()
+    /// 300 s at 1 kHz on two CPUs of independent samples with an exponential tail: a
+    /// defensible pWCET (tests/synthetic_tails.rs makes it).
+    fn light_tail() -> RunResult {
+        serde_json::from_str(include_str!("../tests/fixtures/exponential-300s.run.json")).unwrap()
     }
 
     #[test]
     fn pwcet_is_judged_from_the_tail_analysis() {
-        let run = long_fixture();
+        let run = light_tail();
         let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10s", "timer pwcet(1e-9) < 10us"])).unwrap();
         let (met, not_met) = (&v.checks[0], &v.checks[1]);
         let measured = met.measured_ns.expect("an estimate");
@@ -274,7 +318,7 @@ mod tests {
 
     #[test]
     fn a_requirement_probability_outside_the_table_gets_its_interval() {
-        let run = long_fixture();
+        let run = light_tail();
         let v = judge_run(&run, &requirements(&["timer pwcet(1e-7) < 10s"])).unwrap();
         let check = &v.checks[0];
         assert!(check.met, "{check:?}");
@@ -318,6 +362,32 @@ mod tests {
             "{}",
             v.summary
         );
+    }
+
+    #[test]
+    fn a_pwcet_that_is_not_defensible_is_not_quoted() {
+        let run = light_tail();
+        let measurements: Vec<&Measurement> = run.measurements_of("idle", "timer.latency").collect();
+        let config = rtlab_analysis::evt::PwcetConfig::default();
+        let mut tail = crate::pwcet::measurements_tail(&measurements, "timer.latency", &config).unwrap().unwrap();
+        let mut analysis = (*tail.outcome.clone().unwrap()).clone();
+        assert!(matches!(pwcet_evidence(&tail, 1e-9, 0.95), PwcetEvidence::Estimate { .. }));
+        analysis.defensibility = rtlab_analysis::evt::Defensibility {
+            defensible: false,
+            reasons: vec!["the first and second halves of the run differ".into()],
+            remedies: vec!["keep the conditions the same for the whole run".into()],
+        };
+        tail.outcome = Ok(std::sync::Arc::new(analysis));
+        let PwcetEvidence::NotDefensible { refusal, notes } = pwcet_evidence(&tail, 1e-9, 0.95) else {
+            panic!("a refusal");
+        };
+        assert_eq!(
+            refusal,
+            "not defensible from this run — the first and second halves of the run differ; keep the conditions the \
+             same for the whole run"
+        );
+        assert!(notes[0].starts_with("fit: "), "{notes:?}");
+        assert!(notes.iter().all(|n| !n.contains("confidence interval")), "no number: {notes:?}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use rtlab_results::set::{run_warnings, ReportSet, SourcedRun};
 use rtlab_results::suite::{
     CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, Selector, SuiteRecord, SuiteTable,
 };
-use rtlab_results::verdict::Verdict;
+use rtlab_results::verdict::{Outcome, Verdict};
 use std::fmt::Write;
 
 /// The sentence every quick suite report carries, at the top.
@@ -969,7 +969,7 @@ section.judgement p.conclusion.open { background: #eef2f7; }
 "#;
 
 fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: bool) {
-    let class = if v.met { "met" } else { "not-met" };
+    let class = rtlab_report::html::verdict_class(v.outcome());
     let who = if labelled { format!(" ({})", escape(&record.label)) } else { String::new() };
     let summary = v.summary.strip_prefix(&format!("{}: ", v.word())).unwrap_or(&v.summary);
     let _ = writeln!(
@@ -988,12 +988,19 @@ fn verdict_box(page: &mut String, v: &Verdict, record: &SuiteRecord, labelled: b
                 rtlab_analysis::units::format_us(margin),
                 thousands(c.samples)
             ),
-            _ => "not measured".into(),
+            _ => match &c.undecided {
+                Some(why) => format!("undecided: pWCET {}", why.trim_end_matches('.')),
+                None => "not measured".into(),
+            },
         };
         let _ = writeln!(
             page,
             "<li>{} {} · {}: {}</li>",
-            if c.met { "✔" } else { "✘" },
+            match c.outcome() {
+                Outcome::Met => "✔",
+                Outcome::NotMet => "✘",
+                Outcome::Undecided => "?",
+            },
             escape(&c.run_label),
             escape(&c.requirement.text),
             escape(&measured)

@@ -128,7 +128,8 @@ pub enum SuiteOutcome {
     /// These conditions ("name (why)") failed, or were incomplete without an interruption.
     Incomplete(Vec<String>),
     Interrupted,
-    /// The combined verdict says a requirement was not met.
+    /// The combined verdict says a requirement was not met, or could not be decided
+    /// (UNDECIDED: not met, safe by default).
     NotMet,
     /// Everything ran; no requirement, or all met.
     Complete,

@@ -174,7 +174,8 @@ pub struct RunArgs {
     /// Requirement the results must meet, e.g. "timer max < 500us" (repeatable; all must
     /// hold): <metric> <statistic> < <bound>, statistic max, mean, pNN[.N] or pwcet(P) (the
     /// latency exceeded with probability P per activation, by extreme value theory, e.g.
-    /// "timer pwcet(1e-9) < 500us"). Exit 1 when not met
+    /// "timer pwcet(1e-9) < 500us"). Exit 1 when not met, or undecided (a pWCET not
+    /// defensible from the run)
     #[arg(long = "require", value_name = "EXPR")]
     pub require: Vec<String>,
     /// Run a task set for real (TOML or rt-app JSON): one SCHED_FIFO thread per task,
@@ -303,7 +304,8 @@ pub struct ReportArgs {
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Requirement to judge the runs against, e.g. "timer max < 500us" or "timer pwcet(1e-9) <
-    /// 500us" (repeatable; statistic max, mean, pNN[.N] or pwcet(P)). Exit 1 when not met
+    /// 500us" (repeatable; statistic max, mean, pNN[.N] or pwcet(P)). Exit 1 when not met,
+    /// or undecided (a pWCET not defensible from the run)
     #[arg(long = "require", value_name = "EXPR")]
     pub require: Vec<String>,
     /// cyclictest-hist, cyclictest-json, hdr-log: the metric to export [default: the main

@@ -133,63 +133,59 @@ fn bad_requirements_exit_2_before_anything_runs() {
     }
 }
 
-/// `rtlab run --simulate 1 -D DURATION --require REQUIREMENT` into `dir`: exit code, stdout.
-fn simulated_for(dir: &Path, duration: &str, requirement: &str) -> (i32, String) {
-    let output = rtlab()
-        .args(["run", "--simulate", "1", "-D", duration, "--load", "idle", "-q", "--require", requirement])
-        .arg("-o")
-        .arg(dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.is_empty(), "stderr:\n{stderr}");
-    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+/// The report crate's fixture `name` (tests/synthetic_tails.rs makes the pWCET ones).
+fn fixture(name: &str) -> PathBuf {
+    common::repo_root().join("crates/rtlab-report/tests/fixtures").join(name)
+}
+
+/// `rtlab report FIXTURE --require REQUIREMENT --format json`: exit code, the report.
+fn judged(fixture_name: &str, requirement: &str) -> (i32, Value) {
+    let (code, json) = report(&fixture(fixture_name), &["--format", "json", "--require", requirement]);
+    (code, serde_json::from_str(&json).unwrap())
 }
 
 #[test]
 fn pwcet_requirements_are_judged_from_the_tail_analysis() {
-    let tmp = tempfile::tempdir().unwrap();
-    // 60 simulated seconds: 60 per-second maxima and 120,000 samples. A bound of 1 µs is far
-    // below any estimate; twice the estimate is far above it (the same seed gives the same
-    // samples, so the same estimate).
-    let not_met = tmp.path().join("not-met");
-    let (code, stdout) = simulated_for(&not_met, "60s", "timer pwcet(1e-9) < 1us");
-    assert_eq!(code, 1, "{stdout}");
-    assert!(
-        stdout.starts_with("Verdict: NOT MET: 1 of 1 check failed; the worst: timer.latency pwcet(1e-9) was"),
-        "{stdout}"
-    );
-    let check = &run_json(&not_met)["verdict"]["checks"][0];
+    // A light tail whose pWCET is defensible (exponential-300s: 600,000 samples, 300 per-second
+    // maxima). A bound of 1 µs is far below any estimate; twice the estimate is far above it.
+    let (code, report) = judged("exponential-300s.run.json", "timer pwcet(1e-9) < 1us");
+    assert_eq!(code, 1, "{report:#}");
+    let verdict = &report["verdict"];
+    assert_eq!((&verdict["met"], &verdict["undecided"]), (&Value::Bool(false), &Value::Bool(false)));
+    let summary = verdict["summary"].as_str().unwrap();
+    assert!(summary.starts_with("NOT MET: 1 of 1 check failed; the worst: timer.latency pwcet(1e-9) was"), "{summary}");
+    let check = &verdict["checks"][0];
+    assert_eq!(check["undecided"], Value::Null);
     let estimate = check["measured_ns"].as_i64().expect("an estimate in ns");
     assert_eq!(check["margin_ns"].as_i64(), Some(1_000 - estimate));
     let notes: Vec<&str> = check["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(notes[0].starts_with("pWCET at 1e-9 per activation"), "{notes:?}");
     assert!(notes[0].contains("95 % confidence interval"), "{notes:?}");
     assert!(notes.iter().any(|n| n.starts_with("fit: ")), "{notes:?}");
-
-    let met = tmp.path().join("met");
-    let (code, stdout) = simulated_for(&met, "60s", &format!("timer pwcet(1e-9) < {}ns", 2 * estimate));
-    assert_eq!(code, 0, "{stdout}");
+    // The JSON report's tail entry: defensible, with the analysis' choices.
+    let entry = &report["pwcet"][0]["analysis"];
+    assert_eq!(entry["defensibility"]["defensible"], true, "{entry:#}");
+    assert_eq!(entry["refusal"], Value::Null);
+    assert!(entry["threshold_ns"].as_f64().is_some() && entry["blocks_merged"].as_u64().is_some(), "{entry:#}");
     assert!(
-        stdout.starts_with("Verdict: MET: all 1 check passed; the closest: timer.latency pwcet(1e-9) was"),
-        "{stdout}"
+        entry["selection"].is_array() && entry["threshold_because"].is_string() && entry["blocks_because"].is_string()
     );
-    let check = &run_json(&met)["verdict"]["checks"][0];
-    assert_eq!(check["measured_ns"].as_i64(), Some(estimate));
-    assert_eq!(check["margin_ns"].as_i64(), Some(estimate));
 
-    // `report --require` judges a saved run the same way; the JSON report has the tail tables.
-    let (code, json) = report(&met, &["--format", "json", "--require", "timer pwcet(1e-6) < 1us"]);
-    assert_eq!(code, 1);
-    let value: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(value["verdict"]["met"], false);
-    let ids: Vec<&str> = value["tables"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let (code, report) = judged("exponential-300s.run.json", &format!("timer pwcet(1e-9) < {}ns", 2 * estimate));
+    assert_eq!(code, 0);
+    let summary = report["verdict"]["summary"].as_str().unwrap();
+    assert!(summary.starts_with("MET: all 1 check passed; the closest: timer.latency pwcet(1e-9) was"), "{summary}");
+    assert_eq!(report["verdict"]["checks"][0]["measured_ns"].as_i64(), Some(estimate), "one analysis, one estimate");
+
+    // The tail tables are in the report.
+    let ids: Vec<&str> = report["tables"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
     for id in ["pwcet-timer.latency", "pwcet-fits-timer.latency", "pwcet-tests-timer.latency"] {
         assert!(ids.contains(&id), "{id}: {ids:?}");
     }
 
     // Too little data: not met, with the reason, and no crash.
-    let thin = tmp.path().join("thin");
+    let thin = tempfile::tempdir().unwrap();
+    let thin = thin.path().join("thin");
     let output = rtlab()
         .args([
             "run",
@@ -213,6 +209,83 @@ fn pwcet_requirements_are_judged_from_the_tail_analysis() {
     let check = &run_json(&thin)["verdict"]["checks"][0];
     assert_eq!(check["measured_ns"], Value::Null);
     assert!(check["notes"][0].as_str().unwrap().contains("run longer"), "{check}");
+}
+
+/// A pwcet(P) requirement on a run whose pWCET is not defensible is neither met nor failed:
+/// UNDECIDED with the reasons, exit 1, everywhere the verdict shows; the headline has no
+/// number. A requirement that fails beside it makes the verdict NOT MET.
+#[test]
+fn a_pwcet_that_is_not_defensible_leaves_the_requirement_undecided() {
+    let undecided = "UNDECIDED: timer.latency pwcet(1e-9) under idle: not defensible from this run — ";
+    // A saved run whose tail grows over the run (trending-300s): not stationary.
+    let (code, judged_report) = judged("trending-300s.run.json", "timer pwcet(1e-9) < 500us");
+    assert_eq!(code, 1, "{judged_report:#}");
+    let verdict = &judged_report["verdict"];
+    assert_eq!((&verdict["met"], &verdict["undecided"]), (&Value::Bool(false), &Value::Bool(true)));
+    assert!(verdict["summary"].as_str().unwrap().starts_with(undecided), "{verdict:#}");
+    let check = &verdict["checks"][0];
+    let refusal = check["undecided"].as_str().expect("why it is undecided");
+    assert!(refusal.starts_with("not defensible from this run — ") && refusal.contains("not stationary"), "{refusal}");
+    assert_eq!(
+        (&check["met"], &check["measured_ns"], &check["margin_ns"]),
+        (&Value::Bool(false), &Value::Null, &Value::Null)
+    );
+    assert_eq!(judged_report["pwcet"][0]["analysis"]["defensibility"]["defensible"], false);
+    assert_eq!(judged_report["pwcet"][0]["analysis"]["refusal"], refusal);
+    let (code, max) = judged("trending-300s.run.json", "timer max < 100us");
+    assert_eq!((code, &max["verdict"]["undecided"]), (1, &Value::Bool(false)), "a plain max is decided");
+
+    // The same through `rtlab run`: the terminal verdict and headline, run.json, --json.
+    // The simulated clock's tail (rare wake-ups one to three periods late) is not defensible
+    // from 60 s (seed 1).
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let output = rtlab()
+            .args(["run", "--simulate", "1", "-D", "60s", "--load", "idle", "--require", "timer pwcet(1e-9) < 500us"])
+            .args(extra)
+            .arg("-o")
+            .arg(tmp.path().join(name))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.is_empty(), "stderr:\n{stderr}");
+        (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+    };
+    let (code, stdout) = run("text", &[]);
+    assert_eq!(code, 1, "{stdout}");
+    let headline = stdout.lines().find(|l| l.starts_with("pWCET: ")).expect("a pWCET line");
+    assert!(headline.starts_with("pWCET: not defensible from this run — "), "{headline}");
+    assert!(!headline.contains(" µs at "), "no number: {headline}");
+    assert!(stdout.contains(&format!("Verdict: {undecided}")), "{stdout}");
+    assert!(stdout.contains("  [ ?? ] timer.latency pwcet(1e-9) < 500us · simulated idle: undecided, "), "{stdout}");
+    let saved = &run_json(&tmp.path().join("text"))["verdict"];
+    assert_eq!((&saved["met"], &saved["undecided"]), (&Value::Bool(false), &Value::Bool(true)));
+    assert!(saved["checks"][0]["undecided"].as_str().unwrap().starts_with("not defensible from this run — "));
+
+    let (code, stdout) = run("json", &["--json"]);
+    assert_eq!(code, 1);
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(summary["verdict"]["summary"].as_str().unwrap().starts_with(undecided), "{summary:#}");
+    let pwcet = &summary["scenarios"][0]["pwcet"];
+    assert_eq!((&pwcet["metric"], &pwcet["estimate"]), (&Value::from("timer.latency"), &Value::Null), "{pwcet:#}");
+    assert_eq!(pwcet["defensibility"]["defensible"], false);
+    assert!(pwcet["not_quoted"].as_str().unwrap().starts_with("not defensible from this run — "), "{pwcet:#}");
+
+    let (code, stdout) = run("quiet", &["-q"]);
+    assert_eq!(code, 1);
+    assert!(stdout.starts_with(&format!("Verdict: {undecided}")), "{stdout}");
+
+    // `report` of the saved run without --require judges by its saved verdict: exit 1.
+    let (code, md) = report(&tmp.path().join("quiet"), &["--format", "md"]);
+    assert_eq!(code, 1);
+    assert!(md.contains(&format!("## Verdict: UNDECIDED\n\n{undecided}")), "{md}");
+    // A failed requirement beside it: NOT MET.
+    let (code, stdout) = run("both", &["-q", "--require", "timer max < 1us"]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.starts_with("Verdict: NOT MET: 1 of 2 checks failed, 1 undecided; the worst: timer.latency max"),
+        "{stdout}"
+    );
 }
 
 #[test]

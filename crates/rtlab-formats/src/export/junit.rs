@@ -4,8 +4,9 @@
 //!
 //! One `<testsuite>` per run under a `<testsuites>` root; one `<testcase>` per check (a
 //! requirement against one scenario): met is a pass, not met a `<failure>` with the measured
-//! value and the bound, not evaluable (the metric was not measured, no samples) an `<error>`,
-//! since the verdict counts it as not met. There is no `<skipped>`: a check rtlab cannot
+//! value and the bound, not evaluable (the metric was not measured, no samples, a pWCET that
+//! is not defensible from the run: an UNDECIDED check) an `<error>`, since the verdict counts
+//! it as not met. There is no `<skipped>`: a check rtlab cannot
 //! evaluate fails the verdict, and a skipped test would show green.
 
 use super::hdr_log::run_start;
@@ -39,8 +40,14 @@ impl ReportExporter for JunitReport {
 /// The outcome of one check, as JUnit counts it.
 enum Outcome {
     Passed,
-    Failed { message: String },
-    Error { message: String },
+    Failed {
+        message: String,
+    },
+    /// Not evaluated (`kind` "not-evaluated") or undecided (`kind` "undecided").
+    Error {
+        message: String,
+        kind: &'static str,
+    },
 }
 
 fn outcome(check: &Check) -> Outcome {
@@ -48,6 +55,12 @@ fn outcome(check: &Check) -> Outcome {
         return Outcome::Passed;
     }
     let what = check.what();
+    if let Some(why) = &check.undecided {
+        // Neither passed nor failed: rtlab could not evaluate it (a pWCET that is not
+        // defensible from the run), which counts as not met.
+        let message = format!("{what} is undecided under {}: {why}", check.scenario);
+        return Outcome::Error { message, kind: "undecided" };
+    }
     match (check.measured_ns, check.margin_ns) {
         (Some(measured), Some(margin)) => {
             let relation = if margin == 0 { "equal to the bound".to_string() } else { format!("{} over", us(-margin)) };
@@ -62,6 +75,7 @@ fn outcome(check: &Check) -> Outcome {
         }
         _ => Outcome::Error {
             message: check.notes.first().cloned().unwrap_or_else(|| format!("{what} could not be evaluated")),
+            kind: "not-evaluated",
         },
     }
 }
@@ -219,8 +233,8 @@ fn write_case(xml: &mut String, classname: &str, check: &Check) {
             "      <failure message=\"{}\" type=\"requirement-not-met\">{evidence}</failure>",
             attribute(&message)
         ),
-        Outcome::Error { message } => {
-            writeln!(xml, "      <error message=\"{}\" type=\"not-evaluated\">{evidence}</error>", attribute(&message))
+        Outcome::Error { message, kind } => {
+            writeln!(xml, "      <error message=\"{}\" type=\"{kind}\">{evidence}</error>", attribute(&message))
         }
     };
     xml.push_str("    </testcase>\n");
@@ -232,6 +246,9 @@ fn evidence(check: &Check) -> String {
     lines.push(format!("run: {}, scenario: {}", check.run_label, check.scenario));
     if let Some(measured) = check.measured_ns {
         lines.push(format!("measured: {} ({measured} ns)", us(measured)));
+    }
+    if let Some(why) = &check.undecided {
+        lines.push(format!("undecided: {why}"));
     }
     lines.push(format!("bound: < {} ({} ns)", format_bound(check.requirement.bound_ns), check.requirement.bound_ns));
     if let Some(margin) = check.margin_ns {
