@@ -80,9 +80,18 @@ pub fn cmd_check(args: &CheckArgs) -> anyhow::Result<u8> {
         (None, None) => Figure::none("neither --platform nor --switch given"),
     };
 
+    // A figure that is not defensible is charged as 0: the analysis then gives the response
+    // times without it, which only grow with it.
     let overheads = Overheads { activation_latency_ns: activation.ns, switch_ns: switch.ns };
     let analysis = analyse(&set, overheads);
     let tolerated = tolerated_activation_latency(&set, overheads.switch_ns);
+    let refusals: Vec<String> = [&activation, &switch].into_iter().filter_map(Figure::refusal).collect();
+    // A deadline missed even without the undecided figures is missed with them.
+    let (verdict, undecided) = match (analysis.schedulable, refusals.is_empty()) {
+        (false, _) => (CheckVerdict::NotSchedulable, None),
+        (true, true) => (CheckVerdict::Schedulable, None),
+        (true, false) => (CheckVerdict::Undecided, Some(refusals.join("; "))),
+    };
     let report = CheckReport {
         schema: CHECK_SCHEMA,
         taskset: TasksetInfo { file: shown, name: set.name.clone(), format: set.format, tasks: set.tasks.len() },
@@ -91,7 +100,9 @@ pub fn cmd_check(args: &CheckArgs) -> anyhow::Result<u8> {
         tolerated_activation_latency_ns: tolerated,
         activation_latency: activation,
         switch,
-        schedulable: analysis.schedulable,
+        schedulable: verdict == CheckVerdict::Schedulable,
+        verdict,
+        undecided,
         analysis,
     };
     let output = match args.format {
@@ -99,7 +110,29 @@ pub fn cmd_check(args: &CheckArgs) -> anyhow::Result<u8> {
         CheckFormat::Terminal => terminal(&report, &set, statistic),
     };
     crate::print(&output)?;
+    // UNDECIDED exits as NOT SCHEDULABLE does: not shown to be schedulable.
     Ok(if report.schedulable { EXIT_OK } else { EXIT_NOT_MET })
+}
+
+/// What `rtlab check` concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum CheckVerdict {
+    Schedulable,
+    NotSchedulable,
+    /// Schedulable without a platform figure that is not defensible (a `pwcet(P)` whose
+    /// analysis refuses): whether it is with it cannot be told. Exit 1.
+    Undecided,
+}
+
+impl CheckVerdict {
+    fn word(self) -> &'static str {
+        match self {
+            CheckVerdict::Schedulable => "SCHEDULABLE",
+            CheckVerdict::NotSchedulable => "NOT SCHEDULABLE",
+            CheckVerdict::Undecided => "UNDECIDED",
+        }
+    }
 }
 
 /// Everything `rtlab check --format json` prints (docs/check.md).
@@ -117,8 +150,13 @@ struct CheckReport {
     tolerated_activation_latency_ns: Option<u64>,
     /// tolerated / charged activation latency; None when either is missing or 0.
     margin: Option<f64>,
-    /// Every task meets its deadline (the exit code: 0, else 1).
+    /// The verdict is SCHEDULABLE: every task meets its deadline with every figure charged
+    /// (the exit code: 0, else 1). False when undecided.
     schedulable: bool,
+    verdict: CheckVerdict,
+    /// Why the verdict is undecided: each figure that is not defensible, with its reasons;
+    /// null otherwise.
+    undecided: Option<String>,
     analysis: Analysis,
 }
 
@@ -353,6 +391,33 @@ enum Source {
     Flag { flag: String },
     /// Not charged: 0.
     None { reason: String },
+    /// Not charged (0): the statistic (a pWCET) is not defensible in some run and scenario
+    /// that measured the figure, so the worst cannot be told.
+    Undecided(Box<Refused>),
+}
+
+/// A platform figure that cannot be quoted: the runs and scenarios whose pWCET is not
+/// defensible, and the values of those where it is.
+#[derive(Debug, Clone, Serialize)]
+struct Refused {
+    statistic: String,
+    /// Every run and scenario whose statistic is not defensible, in order.
+    refused: Vec<RefusedValue>,
+    /// The runs' defensible values (each its worst defensible scenario's), as for a
+    /// measured figure; they do not bound the figure.
+    candidates: Vec<RunValue>,
+}
+
+/// One run and scenario whose pWCET is not defensible.
+#[derive(Debug, Clone, Serialize)]
+struct RefusedValue {
+    metric: String,
+    scenario: String,
+    samples: u64,
+    /// "not defensible from this run — <reasons>; <remedies>"
+    refusal: String,
+    #[serde(flatten)]
+    origin: Origin,
 }
 
 /// A platform figure: the worst of the candidate runs' values.
@@ -410,8 +475,32 @@ impl Figure {
             }
             Source::Flag { flag } => format!("{} µs (given by {flag})", format_us(signed(self.ns))),
             Source::None { reason } => format!("0: {reason}"),
+            Source::Undecided(refused) => {
+                let first = refused.refused.first().map(|r| refused_text(&refused.statistic, r, one_run));
+                let more = match refused.refused.len() {
+                    0 | 1 => String::new(),
+                    n => format!(" (and {} more, below)", n - 1),
+                };
+                format!("not charged: {}{more}", first.unwrap_or_default())
+            }
         }
     }
+
+    /// Why the figure is undecided, one clause per run and scenario whose statistic is not
+    /// defensible; None when it is not undecided.
+    fn refusal(&self) -> Option<String> {
+        let Source::Undecided(refused) = &self.source else { return None };
+        let one_run = refused.refused.iter().all(|r| r.origin == refused.refused[0].origin);
+        let texts: Vec<String> = refused.refused.iter().map(|r| refused_text(&refused.statistic, r, one_run)).collect();
+        Some(texts.join("; "))
+    }
+}
+
+/// "timer.latency pwcet(1e-9) under \"idle\": not defensible from this run — …" (with the
+/// run named when `one_run` is false).
+fn refused_text(statistic: &str, r: &RefusedValue, one_run: bool) -> String {
+    let run = if one_run { String::new() } else { format!(" of {}", r.origin.long()) };
+    format!("{} {statistic} under {:?}{run}: {}", r.metric, r.scenario, r.refusal.trim_end_matches('.'))
 }
 
 /// `--jitter-stat`: max, pNN[.N] or pwcet(P) (the statistics of the requirement grammar that
@@ -444,17 +533,29 @@ fn switch_metrics(run: &RunResult) -> Vec<&str> {
 
 /// The figure over every candidate run: per run, the first of `metrics_of(run)` it measured
 /// (the statistic over all CPUs of each scenario, the worst scenario's); then the worst run's
-/// (the first of equal ones). None when no run measured any of them.
+/// (the first of equal ones). Undecided when the statistic (a pWCET) is not defensible in
+/// some run and scenario. None when no run measured any of them.
 fn worst_figure<'a>(
     candidates: &'a [Candidate],
     metrics_of: impl Fn(&'a RunResult) -> Vec<&'a str>,
     statistic: Statistic,
 ) -> anyhow::Result<Option<Figure>> {
     let mut values: Vec<RunValue> = Vec::new();
+    let mut refused: Vec<RefusedValue> = Vec::new();
     for candidate in candidates {
-        if let Some(value) = run_value(candidate, &metrics_of(&candidate.run), statistic)? {
-            values.push(value);
-        }
+        let (value, run_refused) = run_value(candidate, &metrics_of(&candidate.run), statistic)?;
+        values.extend(value);
+        refused.extend(run_refused);
+    }
+    if !refused.is_empty() {
+        return Ok(Some(Figure {
+            ns: 0,
+            source: Source::Undecided(Box::new(Refused {
+                statistic: statistic.to_string(),
+                refused,
+                candidates: values,
+            })),
+        }));
     }
     let mut worst: Option<&RunValue> = None;
     for value in &values {
@@ -470,11 +571,17 @@ fn worst_figure<'a>(
 }
 
 /// One run's value: the first of `metrics` it measured, in the scenario where the statistic
-/// (all CPUs combined) is worst. None when the run measured none of them.
-fn run_value(candidate: &Candidate, metrics: &[&str], statistic: Statistic) -> anyhow::Result<Option<RunValue>> {
+/// (all CPUs combined) is worst, and that metric's scenarios whose statistic (a pWCET) is not
+/// defensible. (None, []) when the run measured none of them.
+fn run_value(
+    candidate: &Candidate,
+    metrics: &[&str],
+    statistic: Statistic,
+) -> anyhow::Result<(Option<RunValue>, Vec<RefusedValue>)> {
     let run = &candidate.run;
     for metric in metrics {
         let mut worst: Option<(i64, &str, u64)> = None;
+        let mut refused = Vec::new();
         for scenario in &run.scenarios {
             let measurements: Vec<&Measurement> =
                 run.measurements_of(&scenario.name, metric).filter(|m| m.count > 0).collect();
@@ -482,39 +589,66 @@ fn run_value(candidate: &Candidate, metrics: &[&str], statistic: Statistic) -> a
                 continue;
             }
             let samples = measurements.iter().map(|m| m.count).sum();
-            let Some(value) = statistic_of(&measurements, statistic).with_context(|| {
+            let value = statistic_of(&measurements, statistic).with_context(|| {
                 format!("--platform {}: {metric} in scenario {:?}", candidate.origin.run, scenario.name)
-            })?
-            else {
-                continue;
+            })?;
+            let value = match value {
+                StatisticValue::Value(value) => value,
+                StatisticValue::None => continue,
+                StatisticValue::NotDefensible(refusal) => {
+                    refused.push(RefusedValue {
+                        metric: metric.to_string(),
+                        scenario: scenario.name.clone(),
+                        samples,
+                        refusal,
+                        origin: candidate.origin.clone(),
+                    });
+                    continue;
+                }
             };
             if worst.is_none_or(|(v, _, _)| value > v) {
                 worst = Some((value, &scenario.name, samples));
             }
         }
-        if let Some((measured_ns, scenario, samples)) = worst {
-            return Ok(Some(RunValue {
-                metric: metric.to_string(),
-                scenario: scenario.to_string(),
-                samples,
-                measured_ns,
-                origin: candidate.origin.clone(),
-            }));
+        let value = worst.map(|(measured_ns, scenario, samples)| RunValue {
+            metric: metric.to_string(),
+            scenario: scenario.to_string(),
+            samples,
+            measured_ns,
+            origin: candidate.origin.clone(),
+        });
+        if value.is_some() || !refused.is_empty() {
+            return Ok((value, refused));
         }
     }
-    Ok(None)
+    Ok((None, Vec::new()))
 }
 
-/// The statistic of one metric over several CPUs, ns (rounded up for pWCET: a bound).
-fn statistic_of(measurements: &[&Measurement], statistic: Statistic) -> anyhow::Result<Option<i64>> {
+/// A statistic of one metric over several CPUs.
+enum StatisticValue {
+    /// ns (rounded up for pWCET: a bound).
+    Value(i64),
+    /// No value (no samples; a fitted tail that gives none at the probability).
+    None,
+    /// A pWCET that is not defensible: the analysis' refusal.
+    NotDefensible(String),
+}
+
+/// The statistic of one metric over several CPUs.
+fn statistic_of(measurements: &[&Measurement], statistic: Statistic) -> anyhow::Result<StatisticValue> {
     if let Statistic::Pwcet(probability) = statistic {
         let config = PwcetConfig { probabilities: vec![probability], ..PwcetConfig::default() };
         let tail = rtlab_report::pwcet::analyse(measurements, &config)
             .map_err(|e| usage(format!("cannot estimate pwcet({probability:e}): {e}")))?;
-        return Ok(tail.pwcet_ns(probability).map(|ns| ns.ceil() as i64));
+        return Ok(match tail.defensible_pwcet_ns(probability) {
+            Ok(Some(ns)) => StatisticValue::Value(ns.ceil() as i64),
+            Ok(None) => StatisticValue::None,
+            Err(refusal) => StatisticValue::NotDefensible(refusal),
+        });
     }
     let combined = rtlab_report::digest::combine(measurements)?;
-    Ok(combined.histogram.as_ref().and_then(|histogram| statistic.of(histogram, &combined.moments)))
+    let value = combined.histogram.as_ref().and_then(|histogram| statistic.of(histogram, &combined.moments));
+    Ok(value.map_or(StatisticValue::None, StatisticValue::Value))
 }
 
 /// A percentile of fewer samples than it needs to differ from the maximum is the maximum:
@@ -582,6 +716,11 @@ fn terminal(report: &CheckReport, set: &TaskSet, statistic: Statistic) -> String
     let _ = writeln!(out, "Task switch CS (charged twice per job): {}", report.switch.describe(one_run));
     if let Some(note) = candidates_note(&report.switch) {
         let _ = writeln!(out, "  ({note})");
+    }
+    for figure in [&report.activation_latency, &report.switch] {
+        for line in refused_lines(figure, one_run) {
+            let _ = writeln!(out, "  ({line})");
+        }
     }
     for figure in [&report.activation_latency, &report.switch] {
         if let Some(note) = thin_percentile(figure, statistic) {
@@ -679,7 +818,14 @@ fn terminal(report: &CheckReport, set: &TaskSet, statistic: Statistic) -> String
         let _ = writeln!(out, "Response-time analysis: {tasks}: {}", missing.join(", "));
     }
     let _ = writeln!(out, "{}", tolerance_line(report));
-    let _ = writeln!(out, "Verdict: {}", if report.schedulable { "SCHEDULABLE" } else { "NOT SCHEDULABLE" });
+    match &report.undecided {
+        Some(why) => {
+            let _ = writeln!(out, "Verdict: {}: {}.", report.verdict.word(), why.trim_end_matches('.'));
+        }
+        None => {
+            let _ = writeln!(out, "Verdict: {}", report.verdict.word());
+        }
+    }
     out
 }
 
@@ -755,12 +901,34 @@ fn candidates_note(figure: &Figure) -> Option<String> {
     Some(format!("the worst of {} runs: {}", candidates.len(), values.join(", ")))
 }
 
+/// An undecided figure's runs and scenarios after the first (which its line names), then
+/// the values of those where the statistic is defensible, which do not bound it.
+fn refused_lines(figure: &Figure, one_run: bool) -> Vec<String> {
+    let Source::Undecided(refused) = &figure.source else { return Vec::new() };
+    let mut lines: Vec<String> =
+        refused.refused.iter().skip(1).map(|r| refused_text(&refused.statistic, r, one_run)).collect();
+    if !refused.candidates.is_empty() {
+        let values: Vec<String> = refused
+            .candidates
+            .iter()
+            .map(|c| {
+                let run = if one_run { String::new() } else { format!("{} ", c.origin.short()) };
+                format!("{run}{} under {:?} {} µs", c.metric, c.scenario, format_us(c.measured_ns))
+            })
+            .collect();
+        lines.push(format!("defensible elsewhere, but no bound while the above is not: {}", values.join(", ")));
+    }
+    lines
+}
+
 /// "Activation latency: tolerates 212.0 µs; measured p99.999 48.0 µs: margin 4.4x".
 fn tolerance_line(report: &CheckReport) -> String {
     let Some(tolerated) = report.tolerated_activation_latency_ns else {
         return "Activation latency: none tolerated (a deadline is missed even with no activation latency)".into();
     };
-    let tolerates = format!("tolerates {} µs", format_us(signed(tolerated)));
+    // With CS not charged (not defensible) the tolerance is an upper bound.
+    let at_most = if matches!(report.switch.source, Source::Undecided(_)) { "at most " } else { "" };
+    let tolerates = format!("tolerates {at_most}{} µs", format_us(signed(tolerated)));
     let charged = &report.activation_latency;
     let what = match &charged.source {
         Source::Platform(measured) => {
@@ -768,6 +936,9 @@ fn tolerance_line(report: &CheckReport) -> String {
         }
         Source::Flag { flag } => format!("given {} µs ({flag})", format_us(signed(charged.ns))),
         Source::None { .. } => return format!("Activation latency: {tolerates}; none charged"),
+        Source::Undecided(refused) => {
+            return format!("Activation latency: {tolerates}; its {} is not defensible: no margin", refused.statistic)
+        }
     };
     let margin = match report.margin {
         Some(m) => format!("margin {m:.1}x"),

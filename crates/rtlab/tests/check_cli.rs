@@ -292,20 +292,73 @@ fn rt_app_sets_are_recognised_by_content() {
     assert_eq!(names, ["audio", "ctrl", "video"]);
 }
 
-/// pWCET of the platform's activation latency, from the EVT analysis of its run.
+/// pWCET of the platform's activation latency, from the EVT analysis of its run: a light tail
+/// (the report crate's fixture exponential-300s, tests/synthetic_tails.rs) gives a number,
+/// charged as any figure.
 #[test]
 fn pwcet_statistic_of_the_platform() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("platform");
-    let output =
-        rtlab().args(["run", "--simulate", "3", "-D", "60s", "--load", "idle", "-q", "-o"]).arg(&dir).output().unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    let dir_text = dir.display().to_string();
+    let light = fixture("exponential-300s.run.json");
     let (code, json) =
-        check_json(&[&example("three-tasks.toml"), "--platform", &dir_text, "--jitter-stat", "pwcet(1e-9)"]);
-    assert!(code == 0 || code == 1);
+        check_json(&[&example("three-tasks.toml"), "--platform", &light, "--jitter-stat", "pwcet(1e-9)"]);
+    assert_eq!(code, 0, "{json:#}");
+    assert_eq!(json["verdict"], "schedulable");
+    assert_eq!(json["undecided"], Value::Null);
+    assert_eq!(json["activation_latency"]["from"], "platform");
     assert_eq!(json["activation_latency"]["statistic"], "pwcet(1e-9)");
-    assert!(json["activation_latency"]["ns"].as_u64().unwrap() > 0);
+    // 5 µs + 20 µs × ln(1e9) = 419.5 µs is the true pWCET(1e-9) of the fixture's tail.
+    let ns = json["activation_latency"]["ns"].as_u64().unwrap();
+    assert!((ns as f64 / 419_465.0 - 1.0).abs() < 0.2, "{ns}");
+}
+
+/// A platform whose pWCET is not defensible (the fixture trending-300s: a tail that grows
+/// over the run): the figure is not charged, and the verdict is UNDECIDED with the reasons,
+/// exit 1; a set that misses a deadline even without the figure is NOT SCHEDULABLE.
+#[test]
+fn a_pwcet_that_is_not_defensible_leaves_the_check_undecided() {
+    let trending = fixture("trending-300s.run.json");
+    let three = example("three-tasks.toml");
+    let args = [three.as_str(), "--platform", &trending, "--jitter-stat", "pwcet(1e-9)"];
+    let (code, stdout, stderr) = check(&args);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let refused = "timer.latency pwcet(1e-9) under \"idle\": not defensible from this run — ";
+    assert!(stdout.contains(&format!("Activation latency (added to every J): not charged: {refused}")), "{stdout}");
+    assert!(stdout.contains("Activation latency: tolerates 35000.0 µs; its pwcet(1e-9) is not defensible: no margin"));
+    let verdict = stdout.lines().last().unwrap();
+    assert!(verdict.starts_with(&format!("Verdict: UNDECIDED: {refused}")), "{stdout}");
+    assert!(verdict.contains("not stationary"), "{verdict}");
+
+    let (code, json) = check_json(&args);
+    assert_eq!(code, 1);
+    assert_eq!(json["verdict"], "undecided");
+    assert_eq!(json["schedulable"], false);
+    assert_eq!(json["analysis"]["schedulable"], true, "schedulable without the figure");
+    let figure = &json["activation_latency"];
+    assert_eq!(
+        (&figure["from"], &figure["ns"], &figure["statistic"]),
+        (&Value::from("undecided"), &Value::from(0), &Value::from("pwcet(1e-9)"))
+    );
+    let first = &figure["refused"][0];
+    assert_eq!((&first["metric"], &first["scenario"]), (&Value::from("timer.latency"), &Value::from("idle")));
+    let refusal = first["refusal"].as_str().unwrap();
+    assert!(refusal.starts_with("not defensible from this run — "), "{refusal}");
+    assert!(json["undecided"].as_str().unwrap().ends_with(refusal), "{json:#}");
+    assert_eq!(json["tolerated_activation_latency_ns"], 35_000_000);
+    assert_eq!(json["margin"], Value::Null);
+
+    // Deadlines missed even without the activation latency are missed with it.
+    let overload = example("overload.toml");
+    let (code, json) = check_json(&[&overload, "--platform", &trending, "--jitter-stat", "pwcet(1e-9)"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["verdict"], "not-schedulable");
+    assert_eq!(json["undecided"], Value::Null);
+    assert_eq!(json["activation_latency"]["from"], "undecided");
+
+    // A bad statistic is still a usage error, in one line.
+    let (code, stdout, stderr) = check(&[&three, "--platform", &trending, "--jitter-stat", "pwcet(2)"]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stderr.starts_with("rtlab: error: --jitter-stat"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 /// A suite with a timer condition and a jitter condition (what --simulate drives). The
