@@ -1,8 +1,6 @@
-//! The Monte Carlo study behind the 10 % acceptance checks of tests/evt.rs and the accuracy table
-//! of docs/pwcet.md: for each synthetic distribution, 100 seeds of 100,000 samples (blocks of 100,
-//! the top 2000 samples as the tail), the relative error of every fit's pWCET at 1e-9, how many
-//! seeds land within 10 %, and how often the chosen fit's 95 % interval covers the truth.
-//! Minutes in a debug build, seconds optimised:
+//! The cost of the tail analysis, by hand (timing is not asserted: the machine is shared).
+//! The accuracy study that used to live here is the calibration study of docs/pwcet.md
+//! (`bench/pwcet-calibration`, `tests/pwcet_calibration.rs`).
 //! `cargo test --release -p rtlab-analysis --test evt_study -- --ignored --nocapture`.
 
 use rand::rngs::Xoshiro256PlusPlus;
@@ -20,61 +18,6 @@ fn input(samples: &[f64]) -> TailInput {
         tail_ns,
         total_samples: samples.len() as u64,
         sample_rate_hz: 1000.0,
-    }
-}
-
-fn study(name: &str, quantile: impl Fn(f64) -> f64, truth: f64, seeds: u64) {
-    let mut errors: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut covered = 0;
-    for seed in 0..seeds {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let samples: Vec<f64> = (0..100_000).map(|_| quantile(1.0 - rng.random::<f64>())).collect();
-        let analysis = analyse(&input(&samples), &PwcetConfig::default()).unwrap();
-        for f in &analysis.fits {
-            let fit = format!("{:?} {:?}", f.model, f.estimator);
-            let error = f.pwcet_ns(1e-9).unwrap() / truth - 1.0;
-            match errors.iter_mut().find(|(n, _)| *n == fit) {
-                Some((_, v)) => v.push(error),
-                None => errors.push((fit, vec![error])),
-            }
-        }
-        let e = analysis.estimates.iter().find(|e| e.probability == 1e-9).unwrap();
-        covered += usize::from(e.ci_low_ns <= truth && truth <= e.ci_high_ns);
-    }
-    println!("{name}: true pWCET(1e-9) {truth:.0} ns; chosen fit's 95 % interval covers it in {covered}/{seeds}");
-    for (fit, v) in &errors {
-        let within = v.iter().filter(|e| e.abs() < 0.1).count();
-        let rms = (v.iter().map(|e| e * e).sum::<f64>() / v.len() as f64).sqrt();
-        let mean = v.iter().sum::<f64>() / v.len() as f64;
-        println!("  {fit:12} within 10 %: {within:3}/{seeds}  mean error {mean:+.4}  rms {rms:.4}");
-    }
-}
-
-#[test]
-#[ignore = "Monte Carlo study: run by hand, optimised"]
-fn accuracy_study() {
-    let seeds = 100;
-    for (location, scale) in [(50_000.0, 500.0), (20_000.0, 500.0)] {
-        let g = Gumbel::new(location, scale).unwrap();
-        study(
-            &format!("Gumbel μ {location} σ {scale}"),
-            |u| g.quantile(u),
-            g.as_gev().per_sample_quantile(1e-9, 1.0),
-            seeds,
-        );
-    }
-    for (location, scale, shape) in [(50_000.0, 100.0, 0.1), (20_000.0, 500.0, 0.1), (50_000.0, 500.0, -0.2)] {
-        let g = Gev::new(location, scale, shape).unwrap();
-        study(
-            &format!("GEV μ {location} σ {scale} ξ {shape}"),
-            |u| g.quantile(u),
-            g.per_sample_quantile(1e-9, 1.0),
-            seeds,
-        );
-    }
-    for (location, scale, shape) in [(50_000.0, 100.0, 0.1), (20_000.0, 500.0, 0.1), (50_000.0, 500.0, -0.1)] {
-        let g = Gpd::new(location, scale, shape).unwrap();
-        study(&format!("GPD u {location} σ {scale} ξ {shape}"), |u| g.quantile_of_sf(u), g.quantile_of_sf(1e-9), seeds);
     }
 }
 
