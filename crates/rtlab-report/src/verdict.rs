@@ -100,13 +100,43 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
         Statistic::Pwcet(probability) => {
             let config = crate::pwcet::config_for(&requirement.metric, requirements);
             let tail = crate::pwcet::measurements_tail(&measurements, &requirement.metric, &config)?;
-            match tail.as_ref().map(|t| pwcet_evidence(t, probability, config.confidence)) {
-                Some(PwcetEvidence::Estimate { value, notes, warned: evt_warned }) => {
+            let evidence = tail.as_ref().map(|t| pwcet_evidence(t, probability, config.confidence));
+            // Without a quotable estimate the measurements can still decide: samples above
+            // the bound at a rate surely above the probability break the requirement.
+            let breach = match (&evidence, all.moments.max()) {
+                (Some(PwcetEvidence::Estimate { .. }), _) | (_, None) => None,
+                (_, Some(max)) => {
+                    let above = count_at_or_above(&histogram, &all.moments, requirement.bound_ns);
+                    measured_breach(above, all.row.count, probability).then_some((above, max))
+                }
+            };
+            match (evidence, breach) {
+                (Some(PwcetEvidence::Estimate { value, notes, warned: evt_warned }), _) => {
                     check.notes.extend(notes);
                     warned = evt_warned;
                     Some(value)
                 }
-                Some(PwcetEvidence::NotDefensible { refusal, notes }) => {
+                (evidence, Some((above, max))) => {
+                    check.notes.push(format!(
+                        "{} of {} samples are at or above the bound: at a rate whose 95 % lower bound ({}) is above {}, \
+                         so pwcet({}) is at least the largest sample, {} µs, without any extrapolation",
+                        thousands(above),
+                        thousands(all.row.count),
+                        format_per_hour(BREACH_LOWER_BOUND_ONE / all.row.count as f64),
+                        format_probability(probability),
+                        format_probability(probability),
+                        format_us_f(max as f64)
+                    ));
+                    match evidence {
+                        Some(PwcetEvidence::NotDefensible { refusal, .. }) => {
+                            check.notes.push(format!("the estimate itself is {refusal}"))
+                        }
+                        Some(PwcetEvidence::None(why)) => check.notes.push(why),
+                        _ => {}
+                    }
+                    Some(max)
+                }
+                (Some(PwcetEvidence::NotDefensible { refusal, notes }), None) => {
                     // Neither met nor failed: the estimate is not quoted. The samples above
                     // the bound are counted all the same (they are measured, not estimated).
                     check.undecided = Some(refusal);
@@ -114,11 +144,13 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
                     count_above(&mut check, &histogram, &all.moments, requirement.bound_ns, duration_s);
                     return unjudged(check);
                 }
-                Some(PwcetEvidence::None(why)) => {
-                    check.notes.push(why);
-                    None
+                (Some(PwcetEvidence::None(why)), None) => {
+                    // No estimate at all (too little data for any fit): as undecided as a refused one.
+                    check.undecided = Some(why);
+                    count_above(&mut check, &histogram, &all.moments, requirement.bound_ns, duration_s);
+                    return unjudged(check);
                 }
-                None => None,
+                (None, None) => None,
             }
         }
         _ => requirement.measure(&histogram, &all.moments)?,
@@ -170,6 +202,18 @@ fn count_above(
     check.samples_above_bound = count_at_or_above(histogram, moments, bound);
     check.exceedance_interval_s =
         (check.samples_above_bound > 0 && duration_s > 0.0).then(|| duration_s / check.samples_above_bound as f64);
+}
+
+/// The 95 % lower confidence bound of a Poisson mean when one event was seen, −ln 0.95; for
+/// more events the bound is larger, so k/n events give a rate of at least this / n.
+const BREACH_LOWER_BOUND_ONE: f64 = 0.051_293_294_387_550_53;
+
+/// Whether `above` of `samples` at or above a bound show, without extrapolation, that one
+/// activation exceeds it with probability above `probability`: at least one sample above, and
+/// the rate's 95 % lower bound for one event, −ln 0.95 / n, above the probability (then the
+/// largest sample is a 95 % lower bound of pwcet(probability)). Conservative for more events.
+fn measured_breach(above: u64, samples: u64, probability: f64) -> bool {
+    above > 0 && samples > 0 && BREACH_LOWER_BOUND_ONE / samples as f64 > probability
 }
 
 /// What a tail analysis says about the pWCET at one probability.
@@ -326,7 +370,7 @@ mod tests {
     }
 
     #[test]
-    fn too_little_data_is_not_met_with_the_reason() {
+    fn too_little_data_is_undecided_with_the_reason() {
         let mut run = fixture();
         // Two seconds of two CPUs, 4 samples each: too few block maxima and too few samples
         // above any threshold.
@@ -349,19 +393,47 @@ mod tests {
         let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10s"])).unwrap();
         let check = &v.checks[0];
         assert!(!check.met && check.measured_ns.is_none());
+        assert!(v.undecided, "{v:?}");
         assert_eq!(check.samples, 8);
+        let why = check.undecided.as_deref().unwrap_or_default();
         assert!(
-            check.notes[0].starts_with("no pWCET: the tail analysis could not be made: 2 block maxima and"),
+            why.starts_with("no pWCET: the tail analysis could not be made: 2 block maxima and"),
             "{:?}",
             check.notes
         );
         assert!(
             v.summary.starts_with(
-                "NOT MET: 2 of 2 checks failed; timer.latency pwcet(1e-9) could not be estimated under idle: no pWCET"
+                "UNDECIDED: 2 of 2 checks undecided; the first: timer.latency pwcet(1e-9) under idle: no pWCET: the tail analysis"
             ),
             "{}",
             v.summary
         );
+        // Samples above the bound at a rate surely above 1e-9 decide it without a fit.
+        let v = judge_run(&run, &requirements(&["timer pwcet(1e-9) < 10.2us"])).unwrap();
+        assert!(!v.met && !v.undecided, "{v:?}");
+        let check = &v.checks[0];
+        assert_eq!(check.measured_ns, Some(10_300));
+        assert!(check.notes[0].starts_with("4 of 8 samples are at or above the bound"), "{:?}", check.notes);
+        assert!(
+            check.notes[0]
+                .ends_with("so pwcet(1e-9) is at least the largest sample, 10.3 µs, without any extrapolation"),
+            "{:?}",
+            check.notes
+        );
+        assert!(
+            v.summary.starts_with("NOT MET: 2 of 2 checks failed; the worst: timer.latency pwcet(1e-9) was 10.3 µs"),
+            "{}",
+            v.summary
+        );
+    }
+
+    #[test]
+    fn a_measured_breach_needs_a_rate_surely_above_the_probability() {
+        // One sample in 10,000 above: rate ≥ 5.1e-6 at 95 %, so above 1e-9 but not above 1e-3.
+        assert!(measured_breach(1, 10_000, 1e-9));
+        assert!(!measured_breach(1, 10_000, 1e-3));
+        assert!(!measured_breach(0, 10_000, 1e-9));
+        assert!(!measured_breach(1, 0, 1e-9));
     }
 
     #[test]

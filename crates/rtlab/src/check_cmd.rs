@@ -638,8 +638,16 @@ enum StatisticValue {
 fn statistic_of(measurements: &[&Measurement], statistic: Statistic) -> anyhow::Result<StatisticValue> {
     if let Statistic::Pwcet(probability) = statistic {
         let config = PwcetConfig { probabilities: vec![probability], ..PwcetConfig::default() };
-        let tail = rtlab_report::pwcet::analyse(measurements, &config)
-            .map_err(|e| usage(format!("cannot estimate pwcet({probability:e}): {e}")))?;
+        let tail = match rtlab_report::pwcet::analyse(measurements, &config) {
+            Ok(tail) => tail,
+            // Too little data for any fit: as undecided as a refused estimate.
+            Err(rtlab_report::ReportError::Analysis(rtlab_analysis::AnalysisError::Pwcet(why))) => {
+                return Ok(StatisticValue::NotDefensible(format!(
+                    "not defensible from this run — the tail analysis could not be made: {why}"
+                )))
+            }
+            Err(e) => return Err(usage(format!("cannot estimate pwcet({probability:e}): {e}"))),
+        };
         return Ok(match tail.defensible_pwcet_ns(probability) {
             Ok(Some(ns)) => StatisticValue::Value(ns.ceil() as i64),
             Ok(None) => StatisticValue::None,
