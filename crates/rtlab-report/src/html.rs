@@ -543,9 +543,15 @@ fn table_section(page: &mut String, table: &Table, configurations: &[Configurati
     page.push_str("</section>\n");
 }
 
-/// Numbers ("1,234", "-5.2", "+0.4", "17 min", "-") align right, words left.
+/// Numbers ("1,234", "-5.2", "+0.4", "17 min", "-", a bound "< 1e-10", "∞") align right,
+/// words left.
 fn looks_numeric(cell: &str) -> bool {
-    cell == "-" || cell.starts_with(|c: char| c.is_ascii_digit()) || (cell.len() > 1 && cell.starts_with(['+', '-']))
+    let bound = cell.strip_prefix("< ").is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    cell == "-"
+        || cell == "∞"
+        || bound
+        || cell.starts_with(|c: char| c.is_ascii_digit())
+        || (cell.len() > 1 && cell.starts_with(['+', '-']))
 }
 
 /// A table's header, rows and notes; a column named after a configuration gets its colour.
