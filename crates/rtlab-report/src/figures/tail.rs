@@ -375,9 +375,11 @@ fn stability_svg(title: &str, drawable: &[Drawable]) -> Drawn<String> {
     let e_hi = excess.iter().copied().fold(0.0, f64::max);
     let excess_axis = Axis::linear(0.0, if e_hi > 0.0 { e_hi * 1.05 } else { 1.0 });
 
+    // The ξ = 0 line is named in the legend: a label on the line itself would sit among the
+    // scattered estimates of the highest thresholds.
     let mut items = configuration_items(drawable);
-    items.push(LegendItem { text: "threshold used".into(), colour: INK, mark: Mark::Dashed });
-    let key = "Dots: ξ (top) and mean excess (bottom) above each candidate threshold · bars: 95 % interval of ξ";
+    items.push(LegendItem { text: "ξ = 0: an exponential tail".into(), colour: INK, mark: Mark::Dashed });
+    let key = "Dots: ξ (top) and mean excess (bottom) at each candidate u · bars: 95 % interval · dashed: u used";
     let x_desc = format!("threshold u (µs{})", if x.is_log() { ", log scale" } else { "" });
     let legend_h = legend_height(&items);
     let height = SHAPE_PANEL_HEIGHT + EXCESS_PANEL_HEIGHT + legend_h + KEY_HEIGHT;
@@ -386,7 +388,7 @@ fn stability_svg(title: &str, drawable: &[Drawable]) -> Drawn<String> {
         let (bottom, below) = rest.split_vertically(EXCESS_PANEL_HEIGHT);
         {
             let mut plot = Plot::new(&top, x.clone(), shape_axis.clone(), &x_desc, "shape ξ of the GPD above u")?;
-            plot.horizontal_bound(0.0, INK, "ξ = 0: exponential tail")?;
+            plot.horizontal_bound(0.0, INK, "")?;
             for (slot, (colour, points, chosen)) in series.iter().enumerate() {
                 if let Some(u) = chosen {
                     let label = format!("u = {} µs", crate::figures::trim(*u));

@@ -296,7 +296,7 @@ fn selection_table(tail: &MetricTail) -> Table {
             };
             row("block size", Cell::text(&from), maxima_of(t.block_s.max(1)), none(), decided);
             if !a.blocks_because.is_empty() {
-                notes.push(format!("{}: {blocks}: {}.", c.name, a.blocks_because.trim_end_matches('.')));
+                notes.push(format!("{}, block size ({blocks}): {}.", c.name, a.blocks_because.trim_end_matches('.')));
             }
         }
         if let Some(u) = a.threshold_ns {
@@ -311,7 +311,7 @@ fn selection_table(tail: &MetricTail) -> Table {
             );
             if !a.threshold_because.is_empty() {
                 notes.push(format!(
-                    "{}: threshold u = {} µs: {}.",
+                    "{}, threshold u = {} µs: {}.",
                     c.name,
                     format_us_f(u),
                     a.threshold_because.trim_end_matches('.')
@@ -455,10 +455,12 @@ fn tests_table(tail: &MetricTail) -> Table {
         test_rows(&mut table, &c.name, "goodness of fit", &a.goodness_of_fit);
     }
     table.notes.push(format!(
-        "A test passes when its p-value is at least {}. Before the fit: are the maxima independent (no correlation \
+        "A test passes when its p-value is at least {s}. Before the fit: are the maxima independent (no correlation \
          from one block to the next) and identically distributed (the first half like the second)? Extreme value \
-         theory assumes both. Goodness of fit: does the fitted model describe data it was not fitted to?",
-        config.significance
+         theory assumes both. Goodness of fit: does the fitted model describe data it was not fitted to? The pWCET \
+         is refused (not defensible) when a test fails at the family-wise level, each of a configuration's m tests \
+         at {s}/m (Bonferroni); a FAIL at {s} alone is a warning.",
+        s = config.significance
     ));
     table
 }
