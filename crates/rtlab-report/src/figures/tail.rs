@@ -104,7 +104,7 @@ pub(super) fn figures(tail: &MetricTail, notes: &mut Vec<String>) -> Drawn<Vec<F
         String::new()
     } else {
         format!(
-            " The pWCET of {} is not defensible from this run (the reasons are under the pWCET table): its line and \
+            " The pWCET of {} is not defensible from this run (the reasons are given with the pWCET table): its line and \
              bars are the fitted model's, not estimates to quote.",
             refused.join(", ")
         )
