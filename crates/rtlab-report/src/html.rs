@@ -512,7 +512,7 @@ fn refusal_box(page: &mut String, title: &str, refused: &[(String, String)]) {
         page,
         "</ul>\n<p>The table below still shows the fitted values, marked \"{}\": they are the model's, not a pWCET \
          to quote.</p>\n</div>",
-        tables::tail::NOT_DEFENSIBLE_LABEL
+        crate::pwcet::NOT_DEFENSIBLE_LABEL
     );
 }
 

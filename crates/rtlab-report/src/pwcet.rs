@@ -28,6 +28,10 @@ use rtlab_results::set::{Configuration, ReportSet};
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
 
+/// What the pWCET table's rows and the figures' legends of a not defensible analysis are
+/// labelled (values and CIs stay, so that they can be examined, but not quoted).
+pub const NOT_DEFENSIBLE_LABEL: &str = "fitted, not defensible";
+
 /// Share of the samples handed over as the distribution's upper tail.
 pub const TAIL_SHARE: f64 = 0.05;
 /// Fewest samples handed over as the upper tail (when the run has that many).
@@ -142,6 +146,13 @@ pub struct TailAnalysis {
 }
 
 impl TailAnalysis {
+    /// Seconds one block maximum of the chosen fit covers: the run's block (`block_s`) times
+    /// the blocks the analysis merged so that the maxima are close to independent.
+    pub fn block_seconds(&self) -> u64 {
+        let merged = self.analysis().map_or(1, |a| a.blocks_merged.max(1));
+        self.block_s.max(1).saturating_mul(merged as u64)
+    }
+
     pub fn analysis(&self) -> Option<&PwcetAnalysis> {
         self.outcome.as_deref().ok()
     }
@@ -559,7 +570,7 @@ pub fn summary_headline(
 pub fn headline(tail: &TailAnalysis, probability: f64, confidence: f64) -> PwcetHeadline {
     let analysis = tail.analysis();
     let refusal = analysis.and_then(|a| a.defensibility.refusal());
-    let fit = tail.chosen_fit().map(|fit| format!("{} fit of {}", fit_name(fit), fit_data(fit, tail.block_s)));
+    let fit = tail.chosen_fit().map(|fit| format!("{} fit of {}", fit_name(fit), fit_data(fit, tail.block_seconds())));
     let estimate = tail.estimate(probability).filter(|_| refusal.is_none() && fit.is_some()).cloned();
     let not_quoted = match (&tail.outcome, refusal, &estimate) {
         (Err(why), _, _) => Some(format!("not estimated: {}", why.trim_end_matches('.'))),

@@ -237,7 +237,7 @@ fn pwcet_evidence(tail: &TailAnalysis, probability: f64, confidence: f64) -> Pwc
     };
     let fit_note = tail
         .chosen_fit()
-        .map(|fit| format!("fit: {} of {}, ξ = {:.3}", fit_name(fit), fit_data(fit, tail.block_s), fit.shape));
+        .map(|fit| format!("fit: {} of {}, ξ = {:.3}", fit_name(fit), fit_data(fit, tail.block_seconds()), fit.shape));
     if let Some(refusal) = analysis.defensibility.refusal() {
         let mut notes: Vec<String> = fit_note.into_iter().collect();
         notes.push("the fitted value is in the report's tail section, marked as not defensible".into());

@@ -68,7 +68,7 @@ pub(crate) fn block_size(series: &[f64], seconds_per_block: f64, significance: f
             };
             return BlockChoice { merged: k, series: merged, because };
         }
-        tried.push(format!("{} p = {}", block_length(k as f64 * seconds_per_block), format_p_short(test.p_value)));
+        tried.push(format!("{} p {}", block_length(k as f64 * seconds_per_block), format_p_short(test.p_value)));
     }
     own(format!(
         "the run's own blocks: no block length up to {MIN_BLOCKS} blocks makes the maxima pass the Ljung-Box test ({})",
@@ -88,7 +88,7 @@ fn format_p_short(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".into()
     } else {
-        format!("{p:.3}")
+        format!("= {p:.3}")
     }
 }
 

@@ -7,7 +7,10 @@
 //! configuration and metric, computed once).
 
 use super::{headers, new_table, push_row, title_of, Cell, Table};
-use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail, TailAnalysis};
+use crate::pwcet::{
+    fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail, TailAnalysis,
+    NOT_DEFENSIBLE_LABEL,
+};
 use crate::ReportError;
 use rtlab_analysis::evt::{Diagnostic, TailFit, TailModel};
 use rtlab_analysis::units::{format_us_f, thousands};
@@ -54,8 +57,7 @@ pub fn metric_tables(tail: &MetricTail) -> Vec<Table> {
 /// (`block_s`, one second unless the run was longer than a week) times the blocks the analysis
 /// merged into one maximum so that the maxima are close to independent.
 pub fn block_seconds(tail: &TailAnalysis) -> u64 {
-    let merged = tail.analysis().map_or(1, |a| a.blocks_merged.max(1));
-    tail.block_s.max(1).saturating_mul(merged as u64)
+    tail.block_seconds()
 }
 
 /// "per-second maxima", "maxima of 5 s blocks".
@@ -88,7 +90,6 @@ pub fn refusal_note(name: &str, refusal: &str) -> String {
 
 /// What the pWCET table's rows of a not defensible analysis are labelled (values and CIs
 /// stay, so that they can be examined, but not quoted).
-pub const NOT_DEFENSIBLE_LABEL: &str = "fitted, not defensible";
 
 fn probability_cell(p: f64) -> Cell {
     Cell { shown: format_probability(p), raw: format!("{p:e}") }
