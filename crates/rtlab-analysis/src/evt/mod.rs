@@ -37,7 +37,7 @@ mod select;
 
 pub use defensible::MAX_DEFENSIBLE_SHAPE;
 pub use distributions::{Gev, Gpd, Gumbel};
-pub use select::{BLOCK_MERGES, CANDIDATE_STEP, MIN_CANDIDATE_EXCEEDANCES};
+pub use select::{BLOCK_MERGES, CANDIDATE_STEP, MIN_CANDIDATE_EXCEEDANCES, MIN_COMPARED_EXCEEDANCES};
 
 use crate::AnalysisError;
 use fit::{FitData, Model};

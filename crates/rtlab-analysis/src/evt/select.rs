@@ -219,15 +219,20 @@ pub(crate) fn threshold(tail: &Observations, total_samples: f64) -> Option<Thres
 /// agrees with the shape above every higher candidate. For nested exceedances the difference
 /// of two maximum-likelihood shapes has variance se²(higher) − se²(lower) (Hausman 1978), and
 /// a difference beyond z of it rejects the lower one; z is Bonferroni-corrected for the higher
-/// candidates compared (5 % in all), so that noise in the few-exceedance estimates does not
-/// stop the scan. Scanning starts at the lowest threshold (the most data).
+/// candidates compared (5 % in all), and only candidates with at least
+/// [`MIN_COMPARED_EXCEEDANCES`] are compared, so that noise in the few-exceedance estimates
+/// does not stop the scan. Scanning starts at the lowest threshold (the most data).
 fn stable_index(candidates: &[ShapeAtThreshold]) -> Option<usize> {
     if candidates.is_empty() {
         return None;
     }
     for j in (0..candidates.len()).rev() {
         let lower = &candidates[j];
-        let higher = &candidates[..j];
+        // Shapes from fewer exceedances are too skewed for the normal approximation (the MLE of
+        // ξ from 50 exceedances of an exponential reaches -0.5 now and then): they are drawn,
+        // and can be chosen, but do not veto a lower threshold.
+        let higher: Vec<&ShapeAtThreshold> =
+            candidates[..j].iter().filter(|h| h.exceedances >= MIN_COMPARED_EXCEEDANCES).collect();
         if higher.is_empty() {
             return Some(j);
         }
@@ -244,6 +249,9 @@ fn stable_index(candidates: &[ShapeAtThreshold]) -> Option<usize> {
     }
     Some(0)
 }
+
+/// Fewest exceedances of a higher candidate whose shape is compared with a lower one's.
+pub const MIN_COMPARED_EXCEEDANCES: usize = 100;
 
 /// Family-wise level of the threshold stability comparisons.
 pub const STABILITY_LEVEL: f64 = 0.05;
@@ -308,6 +316,10 @@ mod tests {
         // z·(1.1)·√(1/50 − 1/10,000) ≈ 2.4 × 0.155 of 0.1.
         let noisy = [c(0.3, 50), c(0.02, 100), c(0.1, 10_000)];
         assert_eq!(stable_index(&noisy), Some(2));
+        // A shape from fewer than 100 exceedances never vetoes: -0.49 from 50 (an exponential's
+        // MLE now and then) against 0.0 from 4000 would be 3.5 standard deviations.
+        let skewed = [c(-0.49, 50), c(-0.37, 75), c(0.0, 4000)];
+        assert_eq!(stable_index(&skewed), Some(2));
         assert_eq!(stable_index(&candidates[..1]), Some(0));
         assert_eq!(stable_index(&[]), None);
     }
