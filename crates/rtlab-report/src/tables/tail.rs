@@ -88,9 +88,6 @@ pub fn refusal_note(name: &str, refusal: &str) -> String {
     )
 }
 
-/// What the pWCET table's rows of a not defensible analysis are labelled (values and CIs
-/// stay, so that they can be examined, but not quoted).
-
 fn probability_cell(p: f64) -> Cell {
     Cell { shown: format_probability(p), raw: format!("{p:e}") }
 }
