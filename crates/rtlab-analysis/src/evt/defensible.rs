@@ -75,9 +75,14 @@ pub(crate) fn judge(e: &Evidence) -> Defensibility {
             );
         }
     }
-    for d in e.goodness_of_fit.iter().filter(|d| d.p_value < level) {
-        let test = d.test.split(',').next().unwrap_or(&d.test);
-        reasons.push(format!("the fitted tail does not describe held-out data ({test} {})", p_text(d.p_value)));
+    let misfits: Vec<String> = e
+        .goodness_of_fit
+        .iter()
+        .filter(|d| d.p_value < level)
+        .map(|d| format!("{} {}", d.test.split(',').next().unwrap_or(&d.test), p_text(d.p_value)))
+        .collect();
+    if !misfits.is_empty() {
+        reasons.push(format!("the fitted tail does not describe held-out data ({})", misfits.join(", ")));
         remedy(
             "look at the QQ and threshold stability plots; a longer run gives the tail model more data".into(),
             &mut remedies,
@@ -150,6 +155,21 @@ mod tests {
             "{j:?}"
         );
         assert!(j.remedies[0].contains("steady load"), "{j:?}");
+    }
+
+    #[test]
+    fn failed_held_out_tests_make_one_reason() {
+        let gof = [
+            diagnostic("Kolmogorov-Smirnov, held-out exceedances", 0.001),
+            diagnostic("Anderson-Darling, held-out exceedances", 0.0001),
+        ];
+        let mut e = evidence(&[], 0.0);
+        e.goodness_of_fit = &gof;
+        let j = judge(&e);
+        assert_eq!(
+            j.reasons,
+            vec!["the fitted tail does not describe held-out data (Kolmogorov-Smirnov p = 0.001, Anderson-Darling p < 0.001)"]
+        );
     }
 
     #[test]
