@@ -604,15 +604,7 @@ fn ratio(part: usize, whole: usize) -> String {
 
 /// Thousands separated by commas: 200,000.
 pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    rtlab_analysis::units::thousands(n as u64)
 }
 
 /// The table: one row per family and size.
