@@ -10,8 +10,9 @@
 //! - `rtlab_sample_histogram_seconds` (histogram): cumulative buckets on a fixed 1-2-5
 //!   ladder from 100 ns up to the first rung above the largest sample, and `+Inf`;
 //! - `rtlab_scenario_duration_seconds` (gauge): each scenario's measuring time;
-//! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_measured_seconds`,
-//!   `rtlab_requirement_bound_seconds` per requirement and configuration, and `rtlab_verdict_met`.
+//! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_undecided`,
+//!   `rtlab_requirement_measured_seconds`, `rtlab_requirement_bound_seconds` per requirement and
+//!   configuration, `rtlab_verdict_met` and `rtlab_verdict_undecided`.
 
 use crate::FormatError;
 use rtlab_analysis::LatencyHistogram;
@@ -261,6 +262,17 @@ fn write_verdict(out: &mut String, set: &ReportSet, verdict: &Verdict) {
     for (labels, c) in &checks {
         let _ = writeln!(out, "{name}{{{labels}}} {}", u8::from(c.met));
     }
+    let name = "rtlab_requirement_undecided";
+    family(
+        out,
+        name,
+        "gauge",
+        None,
+        "1 when the requirement could not be decided in the configuration (a pwcet(P) not defensible from the run), else 0.",
+    );
+    for (labels, c) in &checks {
+        let _ = writeln!(out, "{name}{{{labels}}} {}", u8::from(c.undecided.is_some()));
+    }
     let name = "rtlab_requirement_measured_seconds";
     family(out, name, "gauge", Some("seconds"), "The statistic the requirement bounds, as measured.");
     for (labels, c) in &checks {
@@ -276,6 +288,9 @@ fn write_verdict(out: &mut String, set: &ReportSet, verdict: &Verdict) {
     let name = "rtlab_verdict_met";
     family(out, name, "gauge", None, "1 when every requirement was met in every configuration, else 0.");
     let _ = writeln!(out, "{name} {}", u8::from(verdict.met));
+    let name = "rtlab_verdict_undecided";
+    family(out, name, "gauge", None, "1 when no requirement failed but some could not be decided, else 0.");
+    let _ = writeln!(out, "{name} {}", u8::from(verdict.undecided));
 }
 
 /// `name="value",...` with the values escaped.
