@@ -682,6 +682,14 @@ pub struct ConditionRecord {
     pub plan: String,
 }
 
+impl ConditionRecord {
+    /// It ran without a capability it needs (`gaps`): the cells that need it are "not
+    /// measured", the others are measured; the suite is not complete (exit 3).
+    pub fn is_degraded(&self) -> bool {
+        !self.gaps.is_empty() && matches!(self.status, ConditionStatus::Done | ConditionStatus::Incomplete)
+    }
+}
+
 /// suite.json: a suite run, everything its report needs besides the runs' own run.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteRecord {

@@ -34,17 +34,22 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 ];
 
 /// Capabilities a condition may need (`needs = [...]`), and why a run cannot have them.
-/// None: not a capability; Some(None): available; Some(Some(why)): missing.
-pub fn missing_capability(name: &str, simulated: bool) -> Option<Option<String>> {
+/// `split_unavailable`: why this run cannot have the interrupt/activation split (the split's
+/// own capability check: no root, tracefs unusable; [`SIMULATED_HAS_NO_SPLIT`]), None
+/// when it can. None: not a capability; Some(None): available; Some(Some(why)): missing.
+pub fn missing_capability(name: &str, split_unavailable: Option<&str>) -> Option<Option<String>> {
     match name {
         // Decomposing a wake-up into interrupt latency and scheduling part (`run --split`):
         // kernel tracing, which a simulated run does not have.
-        "split" => Some(simulated.then(|| {
-            "needs the interrupt/activation split (timer.irq, timer.sched), which traces the kernel: a simulated run has none".into()
+        "split" => Some(split_unavailable.map(|why| {
+            format!("needs the interrupt/activation split (timer.irq, timer.sched), which traces the kernel: {why}")
         })),
         _ => None,
     }
 }
+
+/// Why a simulated run has no interrupt/activation split.
+pub const SIMULATED_HAS_NO_SPLIT: &str = "a simulated run has none";
 
 /// Names accepted in `needs`.
 pub const CAPABILITIES: [&str; 1] = ["split"];
@@ -337,7 +342,7 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
         Some(toml::Value::Array(items)) => items
             .into_iter()
             .map(|v| match v {
-                toml::Value::String(s) if missing_capability(&s, false).is_some() => Ok(s),
+                toml::Value::String(s) if missing_capability(&s, None).is_some() => Ok(s),
                 other => Err(format!("{at}: needs: {other} is not a capability (known: {})", CAPABILITIES.join(", "))),
             })
             .collect::<Result<_, _>>()?,
@@ -466,9 +471,15 @@ mod tests {
         let file = parse(&text).unwrap();
         assert!(file.conditions[0].needs_split());
         assert!(!parse(MINIMAL).unwrap().conditions[0].needs_split());
-        assert_eq!(missing_capability("split", false), Some(None));
-        assert!(missing_capability("split", true).is_some_and(|why| why.is_some()));
-        assert_eq!(missing_capability("warp", false), None);
+        assert_eq!(missing_capability("split", None), Some(None));
+        let simulated = missing_capability("split", Some(SIMULATED_HAS_NO_SPLIT)).flatten().unwrap();
+        assert!(
+            simulated.starts_with("needs the interrupt/activation split")
+                && simulated.ends_with("a simulated run has none")
+        );
+        let unmounted = missing_capability("split", Some("tracefs is not mounted")).flatten().unwrap();
+        assert!(unmounted.ends_with("traces the kernel: tracefs is not mounted"), "{unmounted}");
+        assert_eq!(missing_capability("warp", None), None);
     }
 
     #[test]

@@ -31,9 +31,11 @@ pub struct PreparedCondition {
 /// What running one condition gave.
 #[derive(Debug)]
 pub enum ConditionOutcome {
-    /// It ran (perhaps interrupted, see `result.interrupted`): the saved run, and why it did
-    /// not measure all that was asked when a load failed.
-    Ran { result: Box<RunResult>, failed_to_load: Option<String> },
+    /// It ran (perhaps interrupted, see `result.interrupted`): the saved run, why it did not
+    /// measure all that was asked when a load failed, and the capabilities it needs that the
+    /// backend found missing when it ran (with why: it ran again without them; e.g. the
+    /// split's tracing refused or lost), added to the prepared condition's `gaps`.
+    Ran { result: Box<RunResult>, failed_to_load: Option<String>, missing: Vec<String> },
     /// It could not run: why, in one line.
     Failed(String),
 }
@@ -94,7 +96,12 @@ pub fn run_conditions(
                     record.status = ConditionStatus::Failed;
                     record.reason = Some(why);
                 }
-                ConditionOutcome::Ran { result, failed_to_load } => {
+                ConditionOutcome::Ran { result, failed_to_load, missing } => {
+                    for gap in missing {
+                        if !record.gaps.contains(&gap) {
+                            record.gaps.push(gap);
+                        }
+                    }
                     record.status = if failed_to_load.is_some() || result.interrupted {
                         ConditionStatus::Incomplete
                     } else {
@@ -107,6 +114,11 @@ pub fn run_conditions(
                 }
             }
             let shown = match (&record.status, &record.reason) {
+                (ConditionStatus::Done, _) if !record.gaps.is_empty() => format!(
+                    "done in {:.0} s, partly: not measured: {}",
+                    started.elapsed().as_secs_f64(),
+                    record.gaps.join("; ")
+                ),
                 (ConditionStatus::Done, _) => format!("done in {:.0} s", started.elapsed().as_secs_f64()),
                 (s, Some(why)) => {
                     format!("{}: {why}", if *s == ConditionStatus::Failed { "FAILED" } else { "incomplete" })
@@ -122,12 +134,17 @@ pub fn run_conditions(
 }
 
 /// What the suite run says about itself, in `rtlab run`'s precedence: a condition that could
-/// not measure what was asked, then an interruption, then the verdict.
+/// not measure what was asked, then an interruption, then a condition that ran without a
+/// capability it needs, then the verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SuiteOutcome {
     /// These conditions ("name (why)") failed, or were incomplete without an interruption.
     Incomplete(Vec<String>),
     Interrupted,
+    /// These conditions ("name (not measured: why)") ran without a capability they need
+    /// (the split where tracing is unavailable): their other cells are measured, the cells
+    /// that need it say why not.
+    Degraded(Vec<String>),
     /// The combined verdict says a requirement was not met, or could not be decided
     /// (UNDECIDED: not met, safe by default).
     NotMet,
@@ -145,10 +162,18 @@ impl SuiteOutcome {
             })
             .map(|c| format!("{} ({})", c.name, c.reason.as_deref().unwrap_or("failed")))
             .collect();
+        let degraded: Vec<String> = record
+            .conditions
+            .iter()
+            .filter(|c| c.is_degraded())
+            .map(|c| format!("{} (not measured: {})", c.name, c.gaps.join("; ")))
+            .collect();
         if !failed.is_empty() {
             SuiteOutcome::Incomplete(failed)
         } else if record.interrupted {
             SuiteOutcome::Interrupted
+        } else if !degraded.is_empty() {
+            SuiteOutcome::Degraded(degraded)
         } else if record.verdict.as_ref().is_some_and(|v| !v.met) {
             SuiteOutcome::NotMet
         } else {
@@ -254,6 +279,7 @@ pub fn machine_line(host: &SystemInfo) -> String {
 mod tests {
     use super::*;
     use crate::file::{Condition, ExperimentCheck, Mode};
+    use rtlab_results::suite::CellValue;
 
     struct AnyKeys;
 
@@ -325,7 +351,7 @@ mod tests {
     }
 
     fn ran(result: RunResult) -> Option<ConditionOutcome> {
-        Some(ConditionOutcome::Ran { result: Box::new(result), failed_to_load: None })
+        Some(ConditionOutcome::Ran { result: Box::new(result), failed_to_load: None, missing: Vec::new() })
     }
 
     fn record_of(suite: &SuiteFile, conditions: &ConditionsRun) -> SuiteRecord {
@@ -406,6 +432,7 @@ mod tests {
                 Some(ConditionOutcome::Ran {
                     result: Box::new(saved_run()),
                     failed_to_load: Some("stress-ng died".into()),
+                    missing: Vec::new(),
                 }),
                 ran(saved_run()),
             ],
@@ -433,5 +460,103 @@ mod tests {
         let record = record_of(&suite, &conditions);
         assert!(record.conditions.iter().all(|c| c.status == ConditionStatus::Done));
         assert_eq!(SuiteOutcome::of(&record), SuiteOutcome::Complete);
+    }
+
+    #[test]
+    fn a_condition_without_the_split_measures_the_rest_and_the_suite_is_not_complete() {
+        let text = r#"
+            [suite]
+            name = "mock"
+            title = "Mock"
+            [experiment]
+            probe = "timer"
+            [[condition]]
+            name = "unloaded"
+            needs = ["split"]
+            [[condition]]
+            name = "loaded"
+            [[table]]
+            id = "t4"
+            title = "t1 and t2"
+            columns = [
+              { title = "t1 max", metric = "timer.irq", statistic = "max" },
+              { title = "t2 max", metric = "timer.latency", statistic = "max" },
+            ]
+            rows = [{ title = "Unloaded", condition = "unloaded" }, { title = "Loaded", condition = "loaded" }]
+        "#;
+        let suite = SuiteFile::parse(text, "mock.toml", &AnyKeys).unwrap();
+        let why = "tracefs is not mounted at /sys/kernel/tracing";
+        let gap = crate::file::missing_capability("split", Some(why)).flatten().unwrap();
+        let mut prepared = prepared(&[None, None]);
+        prepared[0].gaps = vec![gap.clone()];
+        let mut mock = Mock {
+            outcomes: vec![ran(saved_run()), ran(saved_run())],
+            stop_after: None,
+            ran: Vec::new(),
+            lines: Vec::new(),
+        };
+        let conditions = run_conditions(&suite, &prepared, &mut mock);
+        assert_eq!(mock.ran, [0, 1], "the degraded condition still runs");
+        assert!(conditions.records.iter().all(|r| r.status == ConditionStatus::Done));
+        assert!(conditions.records[0].is_degraded() && !conditions.records[1].is_degraded());
+        assert!(
+            mock.lines[1].contains("partly: not measured: needs the interrupt/activation split"),
+            "{:?}",
+            mock.lines
+        );
+
+        let record = record_of(&suite, &conditions);
+        let row = &record.tables[0].measured.values[0];
+        assert_eq!(row[0], CellValue::NotMeasured { reason: gap.clone() }, "t1 says why");
+        assert!(gap.ends_with("traces the kernel: tracefs is not mounted at /sys/kernel/tracing"), "{gap}");
+        assert!(matches!(row[1], CellValue::Time { .. }), "t2 is measured: {:?}", row[1]);
+        assert_eq!(SuiteOutcome::of(&record), SuiteOutcome::Degraded(vec![format!("unloaded (not measured: {gap})")]));
+
+        // suite.json keeps which capability was missing and why; a file without `gaps` loads.
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["conditions"][0]["gaps"][0], gap.as_str());
+        assert!(json["conditions"][1].get("gaps").is_none());
+        let mut old = json.clone();
+        old["conditions"][0].as_object_mut().unwrap().remove("gaps");
+        let loaded: SuiteRecord = serde_json::from_value(old).unwrap();
+        assert!(loaded.conditions[0].gaps.is_empty());
+        assert_eq!(SuiteOutcome::of(&loaded), SuiteOutcome::Complete);
+    }
+
+    #[test]
+    fn a_split_lost_while_running_degrades_the_condition_as_one_refused_before() {
+        let suite = SuiteFile::parse(SUITE, "mock.toml", &AnyKeys).unwrap();
+        let gap = crate::file::missing_capability("split", Some("the kernel trace could not be collected: EIO"))
+            .flatten()
+            .unwrap();
+        let lost = ConditionOutcome::Ran {
+            result: Box::new(saved_run()),
+            failed_to_load: None,
+            missing: vec![gap.clone(), gap.clone()],
+        };
+        let mut mock = Mock {
+            outcomes: vec![ran(saved_run()), Some(lost), ran(saved_run())],
+            stop_after: None,
+            ran: Vec::new(),
+            lines: Vec::new(),
+        };
+        let conditions = run_conditions(&suite, &prepared(&[None, None, None]), &mut mock);
+        assert_eq!(conditions.records[1].status, ConditionStatus::Done);
+        assert_eq!(conditions.records[1].gaps, [gap.clone()], "said once");
+        assert!(
+            mock.lines[3].contains("partly: not measured: ") && mock.lines[3].ends_with("EIO\n"),
+            "{:?}",
+            mock.lines
+        );
+        let record = record_of(&suite, &conditions);
+        assert_eq!(SuiteOutcome::of(&record), SuiteOutcome::Degraded(vec![format!("second (not measured: {gap})")]));
+        // An interruption still says so first; a failed condition before both.
+        let mut interrupted = record.clone();
+        interrupted.interrupted = true;
+        assert_eq!(SuiteOutcome::of(&interrupted), SuiteOutcome::Interrupted);
+        let mut failed = record.clone();
+        failed.conditions[2].status = ConditionStatus::Failed;
+        failed.conditions[2].reason = Some("probe unavailable".into());
+        assert_eq!(SuiteOutcome::of(&failed), SuiteOutcome::Incomplete(vec!["third (probe unavailable)".into()]));
     }
 }

@@ -139,7 +139,8 @@ fn write_suite(dir: &Path, text: &str) -> PathBuf {
     path
 }
 
-/// Runs the suite file on the simulated clock into `out`; returns the exit code and stdout.
+/// Runs the suite file on the simulated clock into `out`; returns the exit code, and stdout
+/// followed by stderr.
 fn run_simulated(file: &Path, out: &Path, label: &str, seed: &str, extra: &[&str]) -> (i32, String) {
     let output = rtlab()
         .args(["suite"])
@@ -149,7 +150,8 @@ fn run_simulated(file: &Path, out: &Path, label: &str, seed: &str, extra: &[&str
         .args(extra)
         .output()
         .unwrap();
-    (output.status.code().unwrap(), String::from_utf8(output.stdout).unwrap())
+    let text = String::from_utf8(output.stdout).unwrap() + &String::from_utf8(output.stderr).unwrap();
+    (output.status.code().unwrap(), text)
 }
 
 /// All CPUs of one metric of one run.json: merged histogram and the exact sums.
@@ -194,8 +196,22 @@ fn a_suite_runs_end_to_end_and_its_tables_are_the_runs_statistics() {
     let file = write_suite(tmp.path(), SUITE);
     let out = tmp.path().join("suite");
     let (code, stdout) = run_simulated(&file, &out, "sim", "3", &[]);
-    assert_eq!(code, 0, "{stdout}");
+    // "quiet" needs the split, which a simulated run has not: it measures everything else,
+    // and the suite says it is not complete (exit 3, everything written).
+    assert_eq!(code, 3, "{stdout}");
     assert!(stdout.contains("Table A - by configuration") && stdout.contains("Report: "), "{stdout}");
+    assert!(
+        stdout.contains("quiet: done in ")
+            && stdout.contains("partly: not measured: needs the interrupt/activation split"),
+        "{stdout}"
+    );
+    let error = stdout.lines().find(|l| l.starts_with("rtlab: error: ")).expect("the exit's reason");
+    assert!(
+        error.contains(
+            "conditions ran without a capability they need: quiet (not measured: needs the interrupt/activation split"
+        ) && error.contains("everything else is measured"),
+        "{error}"
+    );
 
     let suite = read_json(&out.join("suite.json"));
     assert_eq!(suite["schema"], "rtlab.suite/1");
@@ -217,6 +233,10 @@ fn a_suite_runs_end_to_end_and_its_tables_are_the_runs_statistics() {
     }
     assert_eq!(conditions[0]["needs"][0], "split");
     assert!(conditions[0]["gaps"][0].as_str().unwrap().contains("timer.irq"));
+    assert!(conditions[0]["gaps"][0].as_str().unwrap().ends_with("a simulated run has none"));
+    assert!(conditions[1].get("gaps").is_none(), "busy needs nothing");
+    let quiet_run = read_json(&out.join("quiet/run.json"));
+    assert!(quiet_run["split"].is_null(), "quiet ran without the split");
     assert!(suite["verdict"]["met"].as_bool().unwrap());
 
     // Table A: every value from the runs' run.json.
@@ -274,7 +294,7 @@ fn quick_uses_the_quick_keys_and_says_so() {
     let file = write_suite(tmp.path(), SUITE);
     let out = tmp.path().join("suite");
     let (code, stdout) = run_simulated(&file, &out, "sim", "3", &["--quick"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 3, "quiet needs the split: {stdout}");
     assert!(stdout.contains("quick: durations scaled down, not the paper's sample counts"), "{stdout}");
     let suite = read_json(&out.join("suite.json"));
     assert_eq!(suite["quick"], true);
@@ -291,8 +311,8 @@ fn suite_tables_markdown_snapshot_and_compare_gives_one_row_per_label() {
     let tmp = tempfile::tempdir().unwrap();
     let file = write_suite(tmp.path(), SUITE);
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    assert_eq!(run_simulated(&file, &a, "kernel-a", "3", &["-q"]).0, 0);
-    assert_eq!(run_simulated(&file, &b, "kernel-b", "4", &["-q"]).0, 0);
+    assert_eq!(run_simulated(&file, &a, "kernel-a", "3", &["-q"]).0, 3, "quiet needs the split");
+    assert_eq!(run_simulated(&file, &b, "kernel-b", "4", &["-q"]).0, 3);
 
     let md = rtlab().arg("report").arg(&a).args(["--format", "md"]).output().unwrap();
     assert_eq!(md.status.code(), Some(0));
@@ -462,7 +482,7 @@ fn judgements_are_computed_from_the_runs_and_compared_across_suite_runs() {
     let file = write_suite(tmp.path(), &format!("{SUITE}{JUDGEMENTS}"));
     let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
     let (code, stdout) = run_simulated(&file, &a, "first", "3", &[]);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 3, "quiet needs the split: {stdout}");
     assert!(stdout.contains("The paper's judgement, recomputed for this machine"), "{stdout}");
     let suite = read_json(&a.join("suite.json"));
     let quiet = distribution(&read_json(&a.join("quiet/run.json")), "timer.latency", None);
@@ -485,7 +505,7 @@ fn judgements_are_computed_from_the_runs_and_compared_across_suite_runs() {
 
     // A second run on another seed: the comparison names each pair.
     let (code, _) = run_simulated(&file, &b, "second", "4", &[]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 3);
     let other = distribution(&read_json(&b.join("quiet/run.json")), "timer.latency", None);
     let compare = rtlab().args(["compare", "--format", "md"]).arg(&a).arg(&b).output().unwrap();
     assert_eq!(compare.status.code(), Some(0), "{}", String::from_utf8_lossy(&compare.stderr));
@@ -556,4 +576,75 @@ where = { period = "700us" }
         "{}",
         &missing[..300.min(missing.len())]
     );
+}
+
+/// A real suite where the split cannot run (a user who may not trace: `nobody` when the
+/// tests run as root, else the user running them): the condition that needs it runs without
+/// it, measures t2, its t1 cell reads "not measured" with the split check's reason, and the
+/// suite exits 3 with everything written.
+#[test]
+fn a_real_suite_without_tracing_measures_all_but_the_split_and_exits_3() {
+    let text = r#"
+[suite]
+name = "nosplit"
+title = "A split condition, run by a user who may not trace"
+[experiment]
+probe = "timer"
+interval = "1ms"
+cpus = "0"
+[[condition]]
+name = "unloaded"
+samples = 300
+needs = ["split"]
+[[condition]]
+name = "plain"
+samples = 200
+[[table]]
+id = "t4"
+title = "Table 4"
+columns = [
+  { title = "t1 max", condition = "unloaded", metric = "timer.irq", statistic = "max" },
+  { title = "t2 max", condition = "unloaded", metric = "timer.latency", statistic = "max" },
+  { title = "plain max", condition = "plain", metric = "timer.latency", statistic = "max" },
+]
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_suite(tmp.path(), text);
+    let out = tmp.path().join("suite");
+    let root = std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0")))
+        .unwrap_or(false);
+    let mut command = if root {
+        // nobody writes the suite directory and reads the file.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(rtlab_path());
+        c
+    } else {
+        std::process::Command::new(rtlab_path())
+    };
+    let output = command.arg("suite").arg(&file).args(["--label", "user", "-o"]).arg(&out).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(stdout.contains("The split is unavailable: measuring without it"), "{stdout}");
+    assert!(stdout.contains("[1/2] unloaded: done in ") && stdout.contains("partly: not measured: "), "{stdout}");
+    assert!(stderr.contains("conditions ran without a capability they need: unloaded (not measured: "), "{stderr}");
+
+    let suite = read_json(&out.join("suite.json"));
+    let conditions = suite["conditions"].as_array().unwrap();
+    assert_eq!(conditions[0]["status"], "done");
+    let gap = conditions[0]["gaps"][0].as_str().unwrap();
+    assert!(gap.starts_with("needs the interrupt/activation split (timer.irq, timer.sched), which traces the kernel: "));
+    assert!(!gap.contains("--split"), "the split check's reason, without the flag: {gap}");
+    assert!(conditions[1].get("gaps").is_none());
+    let values = &suite["tables"][0]["measured"]["values"][0];
+    assert_eq!(values[0], serde_json::json!({"kind": "not_measured", "reason": gap}));
+    let t2 = distribution(&read_json(&out.join("unloaded/run.json")), "timer.latency", None);
+    assert_eq!(values[1], serde_json::json!({"kind": "time", "ns": t2.max}), "t2 measured");
+    assert_eq!(values[2]["kind"], "time");
+    assert!(read_json(&out.join("unloaded/run.json"))["split"].is_null());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("not measured: needs the interrupt/activation split"));
 }

@@ -11,7 +11,9 @@ use crate::experiment::{check_label, label_from, RunPlan};
 use anyhow::Context;
 use rtlab_results::host::SystemInfo;
 use rtlab_results::suite::LoadedSuite;
-use rtlab_suite::file::{format_duration, is_missing_program, missing_capability, Mode, SuiteFile};
+use rtlab_suite::file::{
+    format_duration, is_missing_program, missing_capability, Mode, SuiteFile, SIMULATED_HAS_NO_SPLIT,
+};
 use rtlab_suite::run::{
     run_conditions, suite_record, ConditionBackend, ConditionOutcome, PreparedCondition, SuiteContext, SuiteOutcome,
 };
@@ -33,12 +35,37 @@ impl ConditionBackend for RunnerBackend {
         let Some(plan) = &self.plans[index] else {
             return ConditionOutcome::Failed("the condition has no plan".into());
         };
-        match crate::runner::run(plan, self.host.clone(), self.command_line.clone(), self.stop.clone()) {
-            Ok(finished) => {
-                if let Err(why) = crate::run_report::write_report_html(&finished.result, &plan.output) {
-                    eprintln!("rtlab: warning: {}: report.html was not written: {why}", plan.output.display());
+        let mut missing = Vec::new();
+        let mut outcome = crate::runner::run(plan, self.host.clone(), self.command_line.clone(), self.stop.clone());
+        // The split refused (no root, kernel tracing unusable: `rtlab run --split`'s own
+        // check, before anything is measured) or lost while running: the condition runs
+        // again without it and measures everything else; its split cells say why not.
+        let mut ran = plan.clone();
+        if let Err(e) = &outcome {
+            let message = errors::one_line(e);
+            if plan.split && message.starts_with("--split") && !self.stop_requested() {
+                missing.extend(missing_capability("split", Some(&split_reason(&message))).flatten());
+                if !self.quiet {
+                    let _ = crate::print("The split is unavailable: measuring without it (why: below)\n");
                 }
-                ConditionOutcome::Ran { result: Box::new(finished.result), failed_to_load: finished.failed_to_load }
+                // What the refused attempt left (the split's per-sample files).
+                for leftover in ["samples", "trace"] {
+                    let _ = std::fs::remove_dir_all(plan.output.join(leftover));
+                }
+                ran.split = false;
+                outcome = crate::runner::run(&ran, self.host.clone(), self.command_line.clone(), self.stop.clone());
+            }
+        }
+        match outcome {
+            Ok(finished) => {
+                if let Err(why) = crate::run_report::write_report_html(&finished.result, &ran.output) {
+                    eprintln!("rtlab: warning: {}: report.html was not written: {why}", ran.output.display());
+                }
+                ConditionOutcome::Ran {
+                    result: Box::new(finished.result),
+                    failed_to_load: finished.failed_to_load,
+                    missing,
+                }
             }
             Err(e) => ConditionOutcome::Failed(errors::one_line(&e)),
         }
@@ -73,6 +100,12 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         return Err(usage(format!("--output {}: already holds a suite.json; choose another directory", dir.display())));
     }
 
+    // A simulated run has no interrupt/activation split: a condition that needs it runs
+    // without it (its split cells "not measured" with this reason, everything else measured;
+    // the suite exits 3). On a real machine the runner's own check decides, when the
+    // condition runs (RunnerBackend).
+    let split_unavailable = simulated.then(|| SIMULATED_HAS_NO_SPLIT.to_string());
+
     // Every condition's plan before anything runs: a usage error anywhere stops here (exit 2).
     let mut prepared = Vec::new();
     let mut plans = Vec::new();
@@ -92,7 +125,10 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
             simulate: args.simulate,
             ..RunArgs::default()
         };
-        let condition_args = run_args(c, mode, base).map_err(|e| e.context(format!("suite {}", suite.source)))?;
+        let mut condition_args = run_args(c, mode, base).map_err(|e| e.context(format!("suite {}", suite.source)))?;
+        if split_unavailable.is_some() {
+            condition_args.split = false;
+        }
         let plan = match RunPlan::from_args(&condition_args, &host.online_cpus, &host.hostname, now) {
             Ok(plan) => Ok(plan),
             // A load's program missing here: the file was checked, this is the machine.
@@ -107,7 +143,8 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
             Ok(p) => plan_summary(p),
             Err(_) => describe_keys(c, mode),
         };
-        let gaps = c.needs.iter().filter_map(|n| missing_capability(n, simulated).flatten()).collect();
+        let gaps =
+            c.needs.iter().filter_map(|n| missing_capability(n, split_unavailable.as_deref()).flatten()).collect();
         prepared.push(PreparedCondition { run_label, summary, cannot_run: plan.as_ref().err().cloned(), gaps });
         plans.push(plan.ok());
     }
@@ -176,7 +213,40 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
             dir.join("suite.json").display()
         ))),
         SuiteOutcome::Interrupted => Ok(EXIT_INTERRUPTED),
+        SuiteOutcome::Degraded(conditions) => Err(errors::environment(format!(
+            "suite {}: conditions ran without a capability they need: {}; everything else is measured, in {}",
+            loaded.record.suite.name,
+            conditions.join("; "),
+            dir.join("suite.json").display()
+        ))),
         SuiteOutcome::NotMet => Ok(EXIT_NOT_MET),
         SuiteOutcome::Complete => Ok(EXIT_OK),
+    }
+}
+
+/// The split's error message as a reason after "traces the kernel: ": "--split needs
+/// kernel tracing, which is not usable here: tracefs: not mounted ..." reads "tracefs: not
+/// mounted ...".
+fn split_reason(message: &str) -> String {
+    let prefixes =
+        ["--split needs kernel tracing, which is not usable here: ", "--split needs kernel tracing: ", "--split: "];
+    let reason = prefixes.iter().find_map(|p| message.strip_prefix(p)).unwrap_or(message);
+    reason.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn split_reasons_drop_the_flag() {
+        use super::split_reason;
+        assert_eq!(
+            split_reason("--split needs kernel tracing, which is not usable here: tracefs: needs root"),
+            "tracefs: needs root"
+        );
+        assert_eq!(
+            split_reason("--split: tracefs is not mounted at /sys/kernel/tracing"),
+            "tracefs is not mounted at /sys/kernel/tracing"
+        );
+        assert_eq!(split_reason("--split traces the kernel"), "--split traces the kernel");
     }
 }
