@@ -43,6 +43,10 @@ pub fn host_of(simulate: Option<u64>) -> SystemInfo {
 pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Registered first, so it runs before the exit: on the second signal, unmount the
+        // tracefs this run mounted for --split (a no-op when it mounted nothing).
+        rtlab_sys::tracefs::mount::register_emergency_unmount(signal, stop.clone())
+            .context("cannot install the signal handlers")?;
         signal_hook::flag::register_conditional_shutdown(
             signal,
             i32::from(crate::errors::EXIT_INTERRUPTED),
@@ -169,7 +173,14 @@ pub fn run(
         let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None };
         drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
-    let split_backend = if plan.split { Some(crate::split_run::choose_backend()?) } else { None };
+    // --split on a host booted without tracefs: mounted for the run (as root), unmounted
+    // when `tracefs_mount` drops at the end of the run, on every path.
+    let tracefs_mount = if plan.split { crate::split_run::mount_tracing()? } else { None };
+    let split_backend = if plan.split {
+        Some(crate::split_run::with_mount_note(crate::split_run::choose_backend()?, tracefs_mount.as_ref()))
+    } else {
+        None
+    };
     prepare_output_dir(&plan.output)?;
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
     if plan.loaded_scenarios().next().is_some() {

@@ -52,6 +52,52 @@ pub fn choose_backend() -> anyhow::Result<Backend> {
     }
 }
 
+/// tracefs mounted by this run for `--split`; dropping it unmounts it (unless another rtlab
+/// still traces there) and says so on stderr, once.
+#[derive(Debug)]
+pub struct MountedTracing(tracefs::mount::TracefsMount);
+
+impl MountedTracing {
+    pub fn kind(&self) -> tracefs::mount::MountKind {
+        self.0.kind()
+    }
+}
+
+impl Drop for MountedTracing {
+    fn drop(&mut self) {
+        let mounted = self.0.kind().describe();
+        match self.0.release() {
+            tracefs::mount::Release::Unmounted(_) => {
+                eprintln!("rtlab: mounted {mounted} for the split; unmounted at the end")
+            }
+            tracefs::mount::Release::LeftMounted(_, why) => {
+                eprintln!("rtlab: mounted {mounted} for the split; left it mounted at the end: {why}")
+            }
+        }
+    }
+}
+
+/// As root on a host booted without tracefs: mounts it for the run (debugfs' `tracing/`
+/// where only that can be mounted). `None`: nothing mounted (already there, or not root:
+/// [`choose_backend`] then says how to mount it). A failed mount is exit 3 naming the
+/// command to run by hand.
+pub fn mount_tracing() -> anyhow::Result<Option<MountedTracing>> {
+    tracefs::mount::TracefsMount::mount_if_needed()
+        .map(|m| m.map(MountedTracing))
+        .map_err(|e| environment(format!("--split needs kernel tracing: {e}")))
+}
+
+/// The backend choice with what rtlab mounted for it, for run.json's `split.backend_choice`.
+pub fn with_mount_note(mut backend: Backend, mount: Option<&MountedTracing>) -> Backend {
+    if let Some(m) = mount {
+        backend.choice.push_str(&format!(
+            "; tracefs was not mounted: rtlab mounted {} for this run and unmounts it at the end (unless another rtlab still traces there)",
+            m.kind().describe()
+        ));
+    }
+    backend
+}
+
 /// Starts tracing every online CPU (a datagram wakes its receiver from the sender's CPU),
 /// spooling into `dir`.
 pub fn start_tracing(dir: &Path) -> anyhow::Result<TraceSession> {

@@ -12,11 +12,14 @@
 //! - [`TraceCapture`]: what a stopped session recorded: per CPU the spooled ring-buffer
 //!   pages, decoded on demand into [`event::KernelEvent`]s in time order, plus per-CPU steal
 //!   time samples taken while tracing.
+//! - [`mount::TracefsMount`]: tracefs mounted by rtlab for a run when the host booted
+//!   without it (as root), unmounted again when the run ends.
 //! - [`support`]: which split backends this kernel supports (for `rtlab sysinfo` and the
 //!   exit-3 message of `--split`).
 
 pub mod event;
 pub mod format;
+pub mod mount;
 pub mod ring;
 mod session;
 mod state;
