@@ -14,8 +14,10 @@ use rtlab_report::text::{capitalised, escape};
 use rtlab_report::ReportError;
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{run_warnings, ReportSet, SourcedRun};
+use rtlab_results::split::{part_metrics, unsplit_words, Unsplit};
 use rtlab_results::suite::{
-    CellValue, ConditionStatus, FigureSpec, Layout, LoadedSuite, Selector, SuiteRecord, SuiteTable,
+    CellValue, ConditionNames, ConditionStatus, FigureSpec, Layout, LoadedSuite, Selector, SuiteRecord, SuiteTable,
+    TableSpec,
 };
 use rtlab_results::verdict::{Outcome, Verdict};
 use std::fmt::Write;
@@ -189,6 +191,12 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
                 format!("Values in {unit}. Columns marked {labels_said}: measured by rtlab{quick}.")
             }
         });
+        for (suite, label) in suites.iter().zip(&labels) {
+            let said_label = if suites.len() > 1 { format!(" ({label})") } else { String::new() };
+            for line in split_coverage_lines(spec, suite) {
+                notes.push(format!("{line}{said_label}."));
+            }
+        }
         views.push(TableView {
             id: spec.id.clone(),
             title: spec.title.clone(),
@@ -200,6 +208,85 @@ pub fn table_views(suites: &[LoadedSuite]) -> Result<Vec<TableView>, ReportError
         });
     }
     Ok(views)
+}
+
+/// How many samples the split covered, for every condition whose split metrics (`timer.irq`,
+/// `timer.sched`, ...) the table shows, from its run.json's `split.coverage`: "timer.irq of
+/// unloaded from 9,977 of 10,000 samples (not split: no switch-in 23)". The samples the split
+/// could not cut are counted here, not dropped silently. Nothing for a condition whose run has
+/// no split (its cells say why).
+pub fn split_coverage_lines(spec: &TableSpec, suite: &LoadedSuite) -> Vec<String> {
+    let scenarios: Vec<(String, Vec<String>)> = suite
+        .record
+        .conditions
+        .iter()
+        .zip(&suite.runs)
+        .map(|(c, run)| {
+            let names = run.as_ref().map(|r| r.scenarios.iter().map(|s| s.name.clone()).collect::<Vec<_>>());
+            (c.name.clone(), names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec!["idle".into()]))
+        })
+        .collect();
+    let Ok(cells) = spec.cells(&ConditionNames { conditions: &scenarios }) else { return Vec::new() };
+    // (condition, scenario, probe) -> the split metrics shown, in order.
+    let mut shown: Vec<((String, Option<String>, String), Vec<String>)> = Vec::new();
+    for cell in cells.iter().flatten() {
+        let probe = cell.metric.split('.').next().unwrap_or_default().to_string();
+        if !part_metrics(&probe).is_some_and(|parts| parts.contains(&cell.metric.as_str())) {
+            continue;
+        }
+        let key = (cell.condition.clone(), cell.scenario.clone(), probe);
+        match shown.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, metrics)) if !metrics.contains(&cell.metric) => metrics.push(cell.metric.clone()),
+            Some(_) => {}
+            None => shown.push((key, vec![cell.metric.clone()])),
+        }
+    }
+    let mut lines = Vec::new();
+    for ((condition, scenario, probe), metrics) in shown {
+        let Some(index) = suite.record.conditions.iter().position(|c| c.name == condition) else { continue };
+        let Some(run) = suite.runs.get(index).and_then(Option::as_ref) else { continue };
+        let Some(split) = &run.split else { continue };
+        let scenario = scenario.or_else(|| run.scenarios.first().map(|s| s.name.clone()));
+        let entries: Vec<_> =
+            split.coverage.iter().filter(|c| c.probe == probe && Some(&c.scenario) == scenario.as_ref()).collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let samples: u64 = entries.iter().map(|c| c.counts.samples).sum();
+        let covered: u64 = entries.iter().map(|c| c.counts.split).sum();
+        let mut unsplit: Vec<(Unsplit, u64)> = Vec::new();
+        for (why, n) in entries.iter().flat_map(|c| &c.counts.unsplit) {
+            match unsplit.iter_mut().find(|(w, _)| w == why) {
+                Some((_, total)) => *total += n,
+                None => unsplit.push((*why, *n)),
+            }
+        }
+        let reasons: Vec<String> = unsplit
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(why, n)| format!("{} {}", unsplit_words(*why), thousands(*n)))
+            .collect();
+        let mut line = format!(
+            "{} of {condition} from {} of {} samples",
+            metrics.join(", "),
+            thousands(covered),
+            thousands(samples)
+        );
+        if !reasons.is_empty() {
+            line.push_str(&format!(" (not split: {})", reasons.join(", ")));
+        } else if covered < samples {
+            line.push_str(&format!(" ({} not split)", thousands(samples - covered)));
+        }
+        let inferred: u64 = entries.iter().map(|c| c.counts.switch_in_inferred).sum();
+        if inferred > 0 {
+            line.push_str(&format!(
+                "; {} with the switch-in inferred (not recorded by the kernel)",
+                thousands(inferred)
+            ));
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// The suites' labels, numbered where several suites share one ("stock #1", "stock #2").

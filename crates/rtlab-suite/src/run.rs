@@ -559,4 +559,66 @@ mod tests {
         failed.conditions[2].reason = Some("probe unavailable".into());
         assert_eq!(SuiteOutcome::of(&failed), SuiteOutcome::Incomplete(vec!["third (probe unavailable)".into()]));
     }
+
+    #[test]
+    fn tables_of_split_metrics_say_how_many_samples_the_split_covered() {
+        use rtlab_results::split::{SplitCounts, SplitCoverage, SplitRun, Unsplit};
+        use rtlab_results::suite::LoadedSuite;
+        let text = SUITE.replace(
+            r#"columns = [{ title = "max", metric = "timer.wakeup", statistic = "max" }]"#,
+            r#"columns = [
+              { title = "t1", metric = "timer.irq", statistic = "max" },
+              { title = "sched", metric = "timer.sched", statistic = "max" },
+              { title = "t2", metric = "timer.latency", statistic = "max" },
+            ]"#,
+        );
+        let suite = SuiteFile::parse(&text, "mock.toml", &AnyKeys).unwrap();
+        let counts = |cpu, samples, split, no_switch_in, inferred| SplitCoverage {
+            scenario: "idle".into(),
+            probe: "timer".into(),
+            counts: SplitCounts {
+                cpu,
+                tid: None,
+                samples,
+                split,
+                unsplit: vec![(Unsplit::NoSwitchIn, no_switch_in), (Unsplit::EventsLost, 0)],
+                sum_within_1us: split,
+                switch_in_inferred: inferred,
+                max_sum_error_ns: 0,
+            },
+        };
+        let mut split_run = saved_run();
+        split_run.split = Some(SplitRun {
+            backend: "tracefs".into(),
+            backend_detail: String::new(),
+            backend_choice: String::new(),
+            overhead: None,
+            coverage: vec![counts(0, 6_000, 5_990, 10, 0), counts(1, 4_000, 3_987, 13, 2)],
+            events: 1,
+            events_lost: 0,
+            explain_above_ns: None,
+            above_threshold: 0,
+            explanations: Vec::new(),
+        });
+        let mut mock = Mock {
+            outcomes: vec![ran(split_run), ran(saved_run()), ran(saved_run())],
+            stop_after: None,
+            ran: Vec::new(),
+            lines: Vec::new(),
+        };
+        let conditions = run_conditions(&suite, &prepared(&[None, None, None]), &mut mock);
+        let record = record_of(&suite, &conditions);
+        let loaded = LoadedSuite { dir: "lab".into(), record, runs: conditions.runs };
+        let lines = crate::report::split_coverage_lines(&loaded.record.tables[0].spec, &loaded);
+        assert_eq!(
+            lines,
+            ["timer.irq, timer.sched of first from 9,977 of 10,000 samples (not split: no switch-in 23); \
+              2 with the switch-in inferred (not recorded by the kernel)"],
+            "the runs without a split add nothing (their cells say why)"
+        );
+        let views = crate::report::table_views(std::slice::from_ref(&loaded)).unwrap();
+        assert!(views[0].notes.iter().any(|n| n.starts_with("timer.irq, timer.sched of first from 9,977 of 10,000")));
+        let markdown = crate::report::markdown(std::slice::from_ref(&loaded)).unwrap();
+        assert!(markdown.contains("from 9,977 of 10,000 samples"), "{markdown}");
+    }
 }
