@@ -175,7 +175,7 @@ pub fn run(
     }
     // --split on a host booted without tracefs: mounted for the run (as root), unmounted
     // when `tracefs_mount` drops at the end of the run, on every path.
-    let tracefs_mount = if plan.split { crate::split_run::mount_tracing()? } else { None };
+    let tracefs_mount = if plan.split { Some(crate::split_run::mount_tracing()?) } else { None };
     let split_backend = if plan.split {
         Some(crate::split_run::with_mount_note(crate::split_run::choose_backend()?, tracefs_mount.as_ref()))
     } else {

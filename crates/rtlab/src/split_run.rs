@@ -52,47 +52,49 @@ pub fn choose_backend() -> anyhow::Result<Backend> {
     }
 }
 
-/// tracefs mounted by this run for `--split`; dropping it unmounts it (unless another rtlab
-/// still traces there) and says so on stderr, once.
+/// The tracing lock of a `--split` run, and tracefs if this run mounted it; dropping it
+/// unmounts what it mounted (unless another rtlab still uses it) and says so on stderr, once.
 #[derive(Debug)]
 pub struct MountedTracing(tracefs::mount::TracefsMount);
 
 impl MountedTracing {
-    pub fn kind(&self) -> tracefs::mount::MountKind {
+    /// What this run mounted, if anything.
+    pub fn kind(&self) -> Option<tracefs::mount::MountKind> {
         self.0.kind()
     }
 }
 
 impl Drop for MountedTracing {
     fn drop(&mut self) {
-        let mounted = self.0.kind().describe();
+        let Some(kind) = self.0.kind() else { return };
+        let mounted = kind.describe();
         match self.0.release() {
-            tracefs::mount::Release::Unmounted(_) => {
+            Some(tracefs::mount::Release::Unmounted(_)) => {
                 eprintln!("rtlab: mounted {mounted} for the split; unmounted at the end")
             }
-            tracefs::mount::Release::LeftMounted(_, why) => {
+            Some(tracefs::mount::Release::LeftMounted(_, why)) => {
                 eprintln!("rtlab: mounted {mounted} for the split; left it mounted at the end: {why}")
             }
+            None => {}
         }
     }
 }
 
-/// As root on a host booted without tracefs: mounts it for the run (debugfs' `tracing/`
-/// where only that can be mounted). `None`: nothing mounted (already there, or not root:
-/// [`choose_backend`] then says how to mount it). A failed mount is exit 3 naming the
-/// command to run by hand.
-pub fn mount_tracing() -> anyhow::Result<Option<MountedTracing>> {
-    tracefs::mount::TracefsMount::mount_if_needed()
-        .map(|m| m.map(MountedTracing))
+/// As root: the tracing lock for the run, and tracefs mounted when it is not (debugfs'
+/// `tracing/` where only that can be mounted). Not root: nothing ([`choose_backend`] then
+/// says how to mount it). A failed mount is exit 3 naming the command to run by hand.
+pub fn mount_tracing() -> anyhow::Result<MountedTracing> {
+    tracefs::mount::TracefsMount::acquire()
+        .map(MountedTracing)
         .map_err(|e| environment(format!("--split needs kernel tracing: {e}")))
 }
 
 /// The backend choice with what rtlab mounted for it, for run.json's `split.backend_choice`.
 pub fn with_mount_note(mut backend: Backend, mount: Option<&MountedTracing>) -> Backend {
-    if let Some(m) = mount {
+    if let Some(kind) = mount.and_then(MountedTracing::kind) {
         backend.choice.push_str(&format!(
             "; tracefs was not mounted: rtlab mounted {} for this run and unmounts it at the end (unless another rtlab still traces there)",
-            m.kind().describe()
+            kind.describe()
         ));
     }
     backend

@@ -1,5 +1,6 @@
 //! `rtlab run --split` on a host booted without tracefs: as root, rtlab mounts it for the run
-//! and unmounts it at the end, after a normal end, after SIGINT and after a second signal.
+//! and unmounts it at the end, after a normal end, after SIGINT and after a second signal,
+//! but not while another rtlab run still traces.
 //! Its own test binary: it unmounts tracefs, which the split tests of other binaries need,
 //! and cargo runs test binaries one after another. It restores the mount state it found.
 //! Needs root; with CI=true, not being root fails the test.
@@ -39,11 +40,6 @@ fn unmount_tracefs() {
     panic!("{TRACEFS} is still mounted after 10 umounts");
 }
 
-fn mount_tracefs() {
-    let status = Command::new("mount").args(["-t", "tracefs", "nodev", TRACEFS]).status().unwrap();
-    assert!(status.success(), "mount -t tracefs nodev {TRACEFS} failed");
-}
-
 /// Puts the mount state back as it was found, and removes the instance a run killed by the
 /// second signal left (it records nothing; the next rtlab would remove it too).
 struct Restore {
@@ -52,14 +48,52 @@ struct Restore {
 
 impl Drop for Restore {
     fn drop(&mut self) {
+        // Best effort, without panicking (it may run while a failed assertion unwinds).
         if !tracefs_mounted() {
-            mount_tracefs();
+            let _ = Command::new("mount").args(["-t", "tracefs", "nodev", TRACEFS]).status();
         }
         rtlab_sys::tracefs::remove_stale_instances();
-        if !self.was_mounted {
-            unmount_tracefs();
+        while !self.was_mounted && tracefs_mounted() {
+            if !Command::new("umount").arg(TRACEFS).status().is_ok_and(|s| s.success()) {
+                eprintln!("warning: could not unmount {TRACEFS} again");
+                break;
+            }
         }
     }
+}
+
+/// A spawned rtlab, killed if the test fails before it ends.
+struct Run(Child);
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+impl std::ops::Deref for Run {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Run {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+/// The run's stderr once it has ended.
+fn stderr_of(run: &mut Run) -> String {
+    let mut text = String::new();
+    if let Some(mut pipe) = run.0.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+    }
+    text
 }
 
 /// Other rtlab processes tracing (another test run on the machine): wait for them, since
@@ -72,14 +106,14 @@ fn wait_for_other_tracers() {
     }
 }
 
-fn spawn_split(out: &std::path::Path) -> Child {
-    Command::new(rtlab_path())
+fn spawn_split(out: &std::path::Path) -> Run {
+    Run(Command::new(rtlab_path())
         .args(["run", "--split", "--load", "idle", "--duration", "30s", "--quiet", "--output"])
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap())
 }
 
 /// Until the child's tracing instance exists (tracefs mounted by it, tracing on).
@@ -146,7 +180,7 @@ fn split_mounts_tracefs_for_the_run_and_unmounts_it_at_the_end() {
     std::thread::sleep(Duration::from_secs(2));
     interrupt(&child);
     let status = wait(&mut child);
-    let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+    let stderr = stderr_of(&mut child);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert_eq!(stderr.matches(MESSAGE).count(), 1, "said once: {stderr}");
     assert!(!tracefs_mounted(), "tracefs unmounted after SIGINT");
@@ -165,4 +199,21 @@ fn split_mounts_tracefs_for_the_run_and_unmounts_it_at_the_end() {
     let status = wait(&mut child);
     assert_eq!(status.code(), Some(130));
     assert!(!tracefs_mounted(), "tracefs unmounted after a second SIGINT");
+
+    // Two runs: the first mounts; when it ends while the second still traces, tracefs stays
+    // mounted (and it says so); the second did not mount it and leaves it.
+    let mut first = spawn_split(&dir.path().join("first"));
+    wait_for_instance(&first);
+    let mut second = spawn_split(&dir.path().join("second-run"));
+    wait_for_instance(&second);
+    interrupt(&first);
+    assert_eq!(wait(&mut first).code(), Some(130));
+    let stderr = stderr_of(&mut first);
+    assert!(tracefs_mounted(), "left mounted while another rtlab traces: {stderr}");
+    assert_eq!(stderr.matches("left it mounted at the end: another rtlab").count(), 1, "said once: {stderr}");
+    interrupt(&second);
+    assert_eq!(wait(&mut second).code(), Some(130));
+    let stderr = stderr_of(&mut second);
+    assert!(!stderr.contains("mounted tracefs"), "the second run mounted nothing: {stderr}");
+    assert!(tracefs_mounted(), "the second run leaves the mount it did not make");
 }

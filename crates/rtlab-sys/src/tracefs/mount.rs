@@ -2,20 +2,25 @@
 //! it again when the run ends: the rtla-like lifecycle (save the state, change it, restore
 //! it) applied to the mount itself.
 //!
-//! - [`TracefsMount::mount_if_needed`]: as root, when no tracefs is mounted, mounts tracefs at
+//! - [`TracefsMount::acquire`]: as root, takes the tracing lock (`/run/rtlab-tracefs.lock`,
+//!   held shared for the run) and, when no tracefs is mounted, mounts tracefs at
 //!   `/sys/kernel/tracing`; where that fails, debugfs at `/sys/kernel/debug` (whose
 //!   `tracing/` is tracefs, automounted). Without root it does nothing: the session's check
 //!   then says how to mount it by hand.
 //! - [`TracefsMount::release`] (and drop): unmounts what this process mounted, unless another
-//!   live rtlab process still has an instance (`instances/rtlab-<pid>`) there, or something
-//!   else keeps the file system busy: then it stays mounted and the outcome says why.
+//!   rtlab run holds the lock or a live rtlab process has an instance
+//!   (`instances/rtlab-<pid>`) there, or something else keeps the file system busy: then it
+//!   stays mounted and the outcome says why.
 //! - [`register_emergency_unmount`]: for the second SIGINT/SIGTERM, which exits at once
 //!   without running destructors: a signal handler that lazily detaches what this process
 //!   mounted (same live-instance check, with async-signal-safe system calls only).
 
 use std::ffi::CStr;
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -108,7 +113,10 @@ pub enum Release {
 /// A tracefs mount made by this process; see the module documentation.
 #[derive(Debug)]
 pub struct TracefsMount {
-    kind: MountKind,
+    /// What this process mounted.
+    kind: Option<MountKind>,
+    /// The tracing lock, held shared.
+    lock: Option<File>,
     released: bool,
 }
 
@@ -159,91 +167,169 @@ pub fn other_tracing_pids(tracing_dir: &Path) -> Vec<u32> {
     pids
 }
 
+/// The lock file that orders rtlab processes around mounting and unmounting: each `--split`
+/// run as root holds it shared from its mount check to its end; mounting takes it
+/// exclusively, and so does unmounting, without waiting (held shared by another run: that
+/// run uses tracefs, which then stays mounted).
+fn lock_path() -> &'static str {
+    if Path::new("/run").is_dir() {
+        "/run/rtlab-tracefs.lock"
+    } else {
+        "/tmp/rtlab-tracefs.lock"
+    }
+}
+
+/// The lock file's descriptor while this process holds it, for the emergency handler.
+static LOCK_FD: AtomicI32 = AtomicI32::new(-1);
+
+fn flock(file: &File, operation: libc::c_int) -> Result<(), std::io::Error> {
+    loop {
+        // SAFETY: flock on a descriptor this `File` owns; no memory arguments.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), operation) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 impl TracefsMount {
-    /// Mounts tracefs when none is mounted and this process is root. `Ok(None)`: nothing was
-    /// mounted (already mounted, or not root: the session's check then says what to do).
-    /// An error says what failed and the command to run by hand.
-    pub fn mount_if_needed() -> Result<Option<Self>, TraceError> {
-        if tracefs_root().is_some() || crate::privileges::current().euid != 0 {
-            return Ok(None);
+    /// For a `--split` run: as root, takes the tracing lock (shared, held until release or
+    /// drop) and mounts tracefs when none is mounted. Not root: nothing (the session's check
+    /// then says how to mount it by hand). An error says what failed and the command to run
+    /// by hand.
+    pub fn acquire() -> Result<Self, TraceError> {
+        let mut this = Self { kind: None, lock: None, released: false };
+        if crate::privileges::current().euid != 0 {
+            return Ok(this);
         }
-        let mut failures = Vec::new();
-        if Path::new(MountKind::Tracefs.target()).is_dir() {
-            match mount(c"nodev", MountKind::Tracefs.target_c(), c"tracefs") {
-                Ok(()) if Path::new(MountKind::Tracefs.tracing_dir()).join("events").is_dir() => {
-                    return Ok(Some(Self::mounted(MountKind::Tracefs)));
+        // No lock file (read-only /run and /tmp): go on unlocked, the instance check remains.
+        let lock =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).mode(0o600).open(lock_path()).ok();
+        if let Some(file) = &lock {
+            // Shared: waits only while another run mounts or unmounts.
+            let _ = flock(file, libc::LOCK_SH);
+        }
+        let mut mounted = Ok(None);
+        if tracefs_root().is_none() {
+            if let Some(file) = &lock {
+                // Exclusive to mount, without waiting on a run that holds the lock shared for
+                // its whole length (tracefs unmounted by hand under it): 10 s at most.
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while flock(file, libc::LOCK_EX | libc::LOCK_NB).is_err() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(20));
                 }
-                Ok(()) => {
-                    let _ = umount(MountKind::Tracefs.target_c(), 0);
-                    failures.push("tracefs mounted at /sys/kernel/tracing has no events/".to_string());
-                }
-                Err(e) => failures.push(format!("mounting tracefs at /sys/kernel/tracing: {}", errno_text(e))),
             }
-        } else {
-            failures.push("/sys/kernel/tracing does not exist".into());
-        }
-        // The fallback of older kernels: debugfs, whose tracing/ is tracefs.
-        if Path::new(MountKind::Debugfs.target()).is_dir() && !is_mounted(MountKind::Debugfs.target(), "debugfs") {
-            match mount(c"debugfs", MountKind::Debugfs.target_c(), c"debugfs") {
-                Ok(()) if Path::new(MountKind::Debugfs.tracing_dir()).join("events").is_dir() => {
-                    return Ok(Some(Self::mounted(MountKind::Debugfs)));
-                }
-                Ok(()) => {
-                    unmount_debugfs(0);
-                    failures.push("debugfs mounted at /sys/kernel/debug has no tracing/events".to_string());
-                }
-                Err(e) => failures.push(format!("mounting debugfs at /sys/kernel/debug: {}", errno_text(e))),
+            // Another run may have mounted it meanwhile.
+            if tracefs_root().is_none() {
+                mounted = mount_tracing().map(Some);
+            }
+            if let Some(file) = &lock {
+                // Downgrade: other runs may start (and use this mount) while this one runs.
+                let _ = flock(file, libc::LOCK_SH);
             }
         }
-        Err(TraceError::Unsupported(format!("{NOT_MOUNTED}; rtlab could not mount it: {}", failures.join("; "))))
+        if let Some(file) = &lock {
+            LOCK_FD.store(file.as_raw_fd(), Ordering::SeqCst);
+        }
+        this.lock = lock;
+        this.kind = mounted?;
+        if let Some(kind) = this.kind {
+            MOUNTED.store(kind.code(), Ordering::SeqCst);
+        }
+        Ok(this)
     }
 
-    fn mounted(kind: MountKind) -> Self {
-        MOUNTED.store(kind.code(), Ordering::SeqCst);
-        Self { kind, released: false }
-    }
-
-    /// What was mounted.
-    pub fn kind(&self) -> MountKind {
+    /// What this process mounted, if anything.
+    pub fn kind(&self) -> Option<MountKind> {
         self.kind
     }
 
-    /// Unmounts what was mounted, unless another live rtlab process still traces there or
-    /// the file system stays busy (retried for 2 s). Idempotent: a second call says the same
-    /// as "unmounted" without doing anything.
-    pub fn release(&mut self) -> Release {
+    /// Unmounts what was mounted, unless another rtlab run holds the tracing lock or has a
+    /// live instance there, or the file system stays busy (retried for 2 s); then releases
+    /// the lock. None: this process mounted nothing (or released already).
+    pub fn release(&mut self) -> Option<Release> {
         if self.released {
-            return Release::Unmounted(self.kind);
+            return None;
         }
         self.released = true;
         // From here on the emergency handler leaves it alone.
         MOUNTED.store(0, Ordering::SeqCst);
-        let others = other_tracing_pids(Path::new(self.kind.tracing_dir()));
+        let outcome = self.kind.map(|kind| self.unmount(kind));
+        LOCK_FD.store(-1, Ordering::SeqCst);
+        // Closing the file releases the lock.
+        self.lock = None;
+        outcome
+    }
+
+    fn unmount(&self, kind: MountKind) -> Release {
+        if let Some(file) = &self.lock {
+            if flock(file, libc::LOCK_EX | libc::LOCK_NB).is_err() {
+                return Release::LeftMounted(kind, "another rtlab run still uses it".into());
+            }
+        }
+        let others = other_tracing_pids(Path::new(kind.tracing_dir()));
         if !others.is_empty() {
             let pids: Vec<String> = others.iter().map(u32::to_string).collect();
             return Release::LeftMounted(
-                self.kind,
+                kind,
                 format!("another rtlab process (pid {}) still traces there", pids.join(", ")),
             );
         }
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
-            let result = match self.kind {
-                MountKind::Tracefs => umount(self.kind.target_c(), 0),
+            let result = match kind {
+                MountKind::Tracefs => umount(kind.target_c(), 0),
                 MountKind::Debugfs => {
                     unmount_debugfs_tracing(0);
-                    umount(self.kind.target_c(), 0)
+                    umount(kind.target_c(), 0)
                 }
             };
             match result {
-                Ok(()) => return Release::Unmounted(self.kind),
+                Ok(()) => return Release::Unmounted(kind),
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(50));
                 }
-                Err(e) => return Release::LeftMounted(self.kind, format!("unmounting failed: {e}")),
+                Err(e) => return Release::LeftMounted(kind, format!("unmounting failed: {e}")),
             }
         }
     }
+}
+
+/// Mounts tracefs (debugfs as the fallback); what it mounted, or why each attempt failed.
+fn mount_tracing() -> Result<MountKind, TraceError> {
+    let mut failures = Vec::new();
+    if Path::new(MountKind::Tracefs.target()).is_dir() {
+        match mount(c"nodev", MountKind::Tracefs.target_c(), c"tracefs") {
+            Ok(()) if Path::new(MountKind::Tracefs.tracing_dir()).join("events").is_dir() => {
+                return Ok(MountKind::Tracefs);
+            }
+            Ok(()) => {
+                let _ = umount(MountKind::Tracefs.target_c(), 0);
+                failures.push("tracefs mounted at /sys/kernel/tracing has no events/".to_string());
+            }
+            Err(e) => failures.push(format!("mounting tracefs at /sys/kernel/tracing: {}", errno_text(e))),
+        }
+    } else {
+        failures.push("/sys/kernel/tracing does not exist".into());
+    }
+    // The fallback of older kernels: debugfs, whose tracing/ is tracefs.
+    if Path::new(MountKind::Debugfs.target()).is_dir() && !is_mounted(MountKind::Debugfs.target(), "debugfs") {
+        match mount(c"debugfs", MountKind::Debugfs.target_c(), c"debugfs") {
+            Ok(()) if Path::new(MountKind::Debugfs.tracing_dir()).join("events").is_dir() => {
+                return Ok(MountKind::Debugfs);
+            }
+            Ok(()) => {
+                unmount_debugfs(0);
+                failures.push("debugfs mounted at /sys/kernel/debug has no tracing/events".to_string());
+            }
+            Err(e) => failures.push(format!("mounting debugfs at /sys/kernel/debug: {}", errno_text(e))),
+        }
+    }
+    Err(TraceError::Unsupported(format!("{NOT_MOUNTED}; rtlab could not mount it: {}", failures.join("; "))))
 }
 
 impl Drop for TracefsMount {
@@ -281,6 +367,12 @@ pub fn register_emergency_unmount(signal: libc::c_int, armed: Arc<AtomicBool>) -
 /// The signal handler's unmount: async-signal-safe (see [`register_emergency_unmount`]).
 fn emergency_unmount() {
     let Some(kind) = MountKind::from_code(MOUNTED.swap(0, Ordering::SeqCst)) else { return };
+    let lock = LOCK_FD.load(Ordering::SeqCst);
+    // SAFETY: flock on the lock file's descriptor (still open: the process is running);
+    // async-signal-safe. Held shared by another run: it uses tracefs.
+    if lock >= 0 && unsafe { libc::flock(lock, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return;
+    }
     if other_rtlab_alive_signal_safe(kind.instances_c()) {
         return;
     }
