@@ -45,10 +45,14 @@ pub fn choose_backend() -> anyhow::Result<Backend> {
             Ok(Backend { name: chosen.name, choice })
         }
         None if offered.is_empty() => Err(environment("--split: this kernel offers no tracing backend")),
-        None => Err(environment(format!(
-            "--split needs kernel tracing, which is not usable here: {}",
-            offered.iter().map(why_not).collect::<Vec<_>>().join("; ")
-        ))),
+        // Not root: the one blocker of every backend, said once, with what to do.
+        None => match tracefs::unprivileged_blocker() {
+            Some(blocker) => Err(environment(format!("--split needs kernel tracing: {blocker}"))),
+            None => Err(environment(format!(
+                "--split needs kernel tracing, which is not usable here: {}",
+                offered.iter().map(why_not).collect::<Vec<_>>().join("; ")
+            ))),
+        },
     }
 }
 

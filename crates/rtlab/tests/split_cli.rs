@@ -64,8 +64,23 @@ fn without_privilege_split_exits_3_and_says_what_is_missing() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("--split"), "{stderr}");
-    assert!(stderr.contains("tracefs"), "names the tracefs backend: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    // The real blocker, once, with what to do: not a list of backends that all say it.
+    assert!(stderr.contains("--split needs kernel tracing: tracefs "), "{stderr}");
+    assert!(stderr.contains("run as root"), "{stderr}");
+    assert!(!stderr.contains("timerlat") && !stderr.contains("ebpf"), "{stderr}");
+    if rtlab_sys::tracefs::tracefs_root().is_none() {
+        assert!(
+            stderr.contains(
+                "tracefs is not mounted and mounting it needs root (run as root: rtlab mounts it for the run and \
+                 unmounts it afterwards; or mount it: mount -t tracefs nodev /sys/kernel/tracing)"
+            ),
+            "{stderr}"
+        );
+        assert_eq!(stderr.matches("not mounted").count(), 1, "said once: {stderr}");
+    } else {
+        assert!(stderr.contains("is writable only by root"), "{stderr}");
+    }
     assert!(!out.join("run.json").exists());
 }
 

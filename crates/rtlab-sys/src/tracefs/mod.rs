@@ -211,6 +211,31 @@ pub fn support() -> Vec<BackendSupport> {
     vec![timerlat, ebpf, tracefs]
 }
 
+/// What keeps a user who is not root from tracing, said once for every backend, with what
+/// to do: tracefs not mounted (mounting it needs root) or mounted but writable only by root.
+/// None as root (rtlab mounts tracefs itself) or when the blocker is something else.
+pub fn unprivileged_blocker() -> Option<String> {
+    if crate::privileges::current().euid == 0 {
+        return None;
+    }
+    Some(blocker_text(tracefs_root().as_deref()))
+}
+
+/// The text of [`unprivileged_blocker`] for a user who is not root, given the mounted
+/// tracefs root (if any).
+pub fn blocker_text(root: Option<&Path>) -> String {
+    match root {
+        None => "tracefs is not mounted and mounting it needs root (run as root: rtlab mounts it for the run \
+                 and unmounts it afterwards; or mount it: mount -t tracefs nodev /sys/kernel/tracing)"
+            .into(),
+        Some(root) => format!(
+            "tracefs at {} is writable only by root (run as root: rtlab creates its own tracing instance \
+             there and removes it afterwards)",
+            root.display()
+        ),
+    }
+}
+
 const NOT_MOUNTED: &str = "tracefs is not mounted at /sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)";
 
 /// The mounted tracefs root (`/sys/kernel/tracing`, or the older debugfs path), if any.

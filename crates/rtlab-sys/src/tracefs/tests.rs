@@ -405,3 +405,18 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn the_unprivileged_blocker_is_said_once_with_what_to_do() {
+    let unmounted = super::blocker_text(None);
+    assert_eq!(
+        unmounted,
+        "tracefs is not mounted and mounting it needs root (run as root: rtlab mounts it for the run and \
+         unmounts it afterwards; or mount it: mount -t tracefs nodev /sys/kernel/tracing)"
+    );
+    let mounted = super::blocker_text(Some(std::path::Path::new("/sys/kernel/tracing")));
+    assert!(mounted.starts_with("tracefs at /sys/kernel/tracing is writable only by root (run as root"), "{mounted}");
+    for text in [unmounted, mounted] {
+        assert!(!text.contains('\n'), "one line: {text}");
+    }
+}
