@@ -241,6 +241,48 @@ impl SplitRun {
         })
     }
 
+    /// How many samples of `probe` in `scenario` the split covered, over every thread: "from
+    /// 9,977 of 10,000 samples (not split: no switch-in 23)", with "; 5 with the switch-in
+    /// inferred (not recorded by the kernel)" when some were. The samples the split could not
+    /// cut are counted, not dropped silently. None when the split has no thread of them. The
+    /// wording of every table and figure built from split metrics (run and suite reports).
+    pub fn coverage_text(&self, scenario: &str, probe: &str) -> Option<String> {
+        let entries: Vec<&SplitCoverage> =
+            self.coverage.iter().filter(|c| c.probe == probe && c.scenario == scenario).collect();
+        if entries.is_empty() {
+            return None;
+        }
+        let thousands = rtlab_analysis::units::thousands;
+        let samples: u64 = entries.iter().map(|c| c.counts.samples).sum();
+        let covered: u64 = entries.iter().map(|c| c.counts.split).sum();
+        let mut unsplit: Vec<(Unsplit, u64)> = Vec::new();
+        for (why, n) in entries.iter().flat_map(|c| &c.counts.unsplit) {
+            match unsplit.iter_mut().find(|(w, _)| w == why) {
+                Some((_, total)) => *total += n,
+                None => unsplit.push((*why, *n)),
+            }
+        }
+        let reasons: Vec<String> = unsplit
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(why, n)| format!("{} {}", unsplit_words(*why), thousands(*n)))
+            .collect();
+        let mut text = format!("from {} of {} samples", thousands(covered), thousands(samples));
+        if !reasons.is_empty() {
+            text.push_str(&format!(" (not split: {})", reasons.join(", ")));
+        } else if covered < samples {
+            text.push_str(&format!(" ({} not split)", thousands(samples - covered)));
+        }
+        let inferred: u64 = entries.iter().map(|c| c.counts.switch_in_inferred).sum();
+        if inferred > 0 {
+            text.push_str(&format!(
+                "; {} with the switch-in inferred (not recorded by the kernel)",
+                thousands(inferred)
+            ));
+        }
+        Some(text)
+    }
+
     /// "median latency ×1.042 with tracing (bench/split-overhead.sh, ...)" or "not measured".
     pub fn overhead_text(&self) -> String {
         match &self.overhead {

@@ -14,7 +14,7 @@ use rtlab_report::text::{capitalised, escape};
 use rtlab_report::ReportError;
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{run_warnings, ReportSet, SourcedRun};
-use rtlab_results::split::{part_metrics, unsplit_words, Unsplit};
+use rtlab_results::split::part_metrics;
 use rtlab_results::suite::{
     CellValue, ConditionNames, ConditionStatus, FigureSpec, Layout, LoadedSuite, Selector, SuiteRecord, SuiteTable,
     TableSpec,
@@ -246,44 +246,9 @@ pub fn split_coverage_lines(spec: &TableSpec, suite: &LoadedSuite) -> Vec<String
         let Some(index) = suite.record.conditions.iter().position(|c| c.name == condition) else { continue };
         let Some(run) = suite.runs.get(index).and_then(Option::as_ref) else { continue };
         let Some(split) = &run.split else { continue };
-        let scenario = scenario.or_else(|| run.scenarios.first().map(|s| s.name.clone()));
-        let entries: Vec<_> =
-            split.coverage.iter().filter(|c| c.probe == probe && Some(&c.scenario) == scenario.as_ref()).collect();
-        if entries.is_empty() {
-            continue;
-        }
-        let samples: u64 = entries.iter().map(|c| c.counts.samples).sum();
-        let covered: u64 = entries.iter().map(|c| c.counts.split).sum();
-        let mut unsplit: Vec<(Unsplit, u64)> = Vec::new();
-        for (why, n) in entries.iter().flat_map(|c| &c.counts.unsplit) {
-            match unsplit.iter_mut().find(|(w, _)| w == why) {
-                Some((_, total)) => *total += n,
-                None => unsplit.push((*why, *n)),
-            }
-        }
-        let reasons: Vec<String> = unsplit
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(why, n)| format!("{} {}", unsplit_words(*why), thousands(*n)))
-            .collect();
-        let mut line = format!(
-            "{} of {condition} from {} of {} samples",
-            metrics.join(", "),
-            thousands(covered),
-            thousands(samples)
-        );
-        if !reasons.is_empty() {
-            line.push_str(&format!(" (not split: {})", reasons.join(", ")));
-        } else if covered < samples {
-            line.push_str(&format!(" ({} not split)", thousands(samples - covered)));
-        }
-        let inferred: u64 = entries.iter().map(|c| c.counts.switch_in_inferred).sum();
-        if inferred > 0 {
-            line.push_str(&format!(
-                "; {} with the switch-in inferred (not recorded by the kernel)",
-                thousands(inferred)
-            ));
-        }
+        let Some(scenario) = scenario.or_else(|| run.scenarios.first().map(|s| s.name.clone())) else { continue };
+        let Some(coverage) = split.coverage_text(&scenario, &probe) else { continue };
+        let line = format!("{} of {condition} {coverage}", metrics.join(", "));
         lines.push(line);
     }
     lines
