@@ -3,8 +3,30 @@
 //! [`rtlab_results::split::SplitRun`]; its tables and figure are in [`crate::tables::split`].
 
 use rtlab_results::run::RunResult;
+use rtlab_results::set::Configuration;
 use rtlab_results::split::{part_metrics, Cause, CauseKind, SplitCoverage, SplitOverhead, SplitRun};
 use serde::Serialize;
+
+/// How many samples the split covered, for a figure or table of `metric` when it is a part
+/// metric of the split (`timer.irq`, `timer.sched`, `timer.return`, `net.wakeup`, ...): one
+/// sentence per configuration whose run has the split, "timer.irq from 9,977 of 10,000
+/// samples (not split: no switch-in 23)." (" of <configuration>" after the metric when there
+/// are several). The wording is [`SplitRun::coverage_text`], the suite tables' too. Nothing
+/// for other metrics.
+pub fn coverage_sentences(configurations: &[Configuration], metric: &str) -> Vec<String> {
+    let probe = metric.split('.').next().unwrap_or_default();
+    if !part_metrics(probe).is_some_and(|parts| parts.contains(&metric)) {
+        return Vec::new();
+    }
+    configurations
+        .iter()
+        .filter_map(|c| {
+            let text = c.run.split.as_ref()?.coverage_text(c.scenario, probe)?;
+            let of = if configurations.len() > 1 { format!(" of {}", c.name) } else { String::new() };
+            Some(format!("{metric}{of} {text}."))
+        })
+        .collect()
+}
 
 /// What a cause is, in words.
 pub fn cause_words(kind: CauseKind) -> &'static str {

@@ -329,7 +329,15 @@ fn percentile_table(metric: &str, columns: &[Column]) -> Table {
             ));
         }
     }
+    push_split_coverage(&mut table, metric, columns);
     table
+}
+
+/// A table of a split part metric (`timer.irq`, ...) says how many samples the split covered
+/// ([`crate::split::coverage_sentences`]).
+fn push_split_coverage(table: &mut Table, metric: &str, columns: &[Column]) {
+    let configurations: Vec<Configuration> = columns.iter().map(|c| c.config.clone()).collect();
+    table.notes.extend(crate::split::coverage_sentences(&configurations, metric));
 }
 
 /// Quantiles of the B-vs-A table.
@@ -396,6 +404,7 @@ fn comparison_table(metric: &str, columns: &[Column]) -> Option<Table> {
     table.notes.push(
         "Samples are autocorrelated in time (latency spikes come in bursts), so the interval is optimistic, most of all for the p99.9.".into(),
     );
+    push_split_coverage(&mut table, metric, columns);
     Some(table)
 }
 
@@ -468,6 +477,7 @@ fn extremes_table(metric: &str, columns: &[Column]) -> Option<Table> {
             thin.join(", ")
         ));
     }
+    push_split_coverage(&mut table, metric, columns);
     Some(table)
 }
 
@@ -497,6 +507,9 @@ fn moments_table(metrics: &[String], columns: &[Column]) -> Table {
             }
             push_row(&mut table, cells);
         }
+    }
+    for metric in metrics {
+        push_split_coverage(&mut table, metric, columns);
     }
     table
 }
@@ -558,6 +571,7 @@ fn range_table(interrupt: &str, activation: &str, columns: &[Column]) -> Option<
         format_us(irq_width as i64),
         format_us(act_width as i64)
     ));
+    push_split_coverage(&mut table, interrupt, columns);
     Some(table)
 }
 

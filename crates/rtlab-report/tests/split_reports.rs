@@ -457,3 +457,40 @@ fn two_runs_get_one_set_of_tables_each() {
     let html = HtmlReport.render(&set).unwrap();
     assert!(html.contains("id=\"fig-split-explanations-other\""));
 }
+
+#[test]
+fn figures_and_tables_of_part_metrics_say_how_many_samples_the_split_covered() {
+    let set = set_of(vec![split_run()]);
+    // Both threads: 9,947 of 10,000 split; 3 + 1 + 49 not split by reason; 12 inferred.
+    let said = "from 9,947 of 10,000 samples (not split: events lost 3, no switch-in 1, no timer armed 49); 12 \
+                with the switch-in inferred (not recorded by the kernel).";
+    let figures = rtlab_report::figures::report_figures(&set).unwrap();
+    for metric in PART_METRICS {
+        let of_metric = figures.iter().find(|f| f.metric == metric).expect("the part metric has figures");
+        assert!(!of_metric.figures.is_empty());
+        for figure in &of_metric.figures {
+            assert!(figure.description.ends_with(&format!("{metric} {said}")), "{}", figure.description);
+        }
+    }
+    let latency = figures.iter().find(|f| f.metric == "timer.latency").unwrap();
+    assert!(latency.figures.iter().all(|f| !f.description.contains("samples (not split")), "t2 is not split");
+    let cumulative = rtlab_report::figures::cumulative_figure(&set, "timer.irq", None).unwrap().unwrap();
+    assert!(cumulative.description.ends_with(&format!("timer.irq {said}")), "{}", cumulative.description);
+
+    let tables = report_tables(&set).unwrap();
+    let percentiles = tables.iter().find(|t| t.id == "percentiles-timer.irq").unwrap();
+    assert!(percentiles.notes.contains(&format!("timer.irq {said}")), "{:?}", percentiles.notes);
+    let range = tables.iter().find(|t| t.source.as_deref().is_some_and(|s| s.contains("Table 5"))).unwrap();
+    assert!(range.notes.contains(&format!("timer.irq {said}")), "{:?}", range.notes);
+    let latency = tables.iter().find(|t| t.id == "percentiles-timer.latency").unwrap();
+    assert!(latency.notes.iter().all(|n| !n.contains("samples (not split")), "{:?}", latency.notes);
+
+    // Two runs: each sentence names its configuration.
+    let mut other = split_run();
+    other.label = "other".into();
+    let two = set_of(vec![split_run(), other]);
+    let figures = rtlab_report::figures::report_figures(&two).unwrap();
+    let irq = figures.iter().find(|f| f.metric == "timer.irq").unwrap();
+    assert!(irq.figures[0].description.contains("timer.irq of split "), "{}", irq.figures[0].description);
+    assert!(irq.figures[0].description.contains("timer.irq of other "), "{}", irq.figures[0].description);
+}

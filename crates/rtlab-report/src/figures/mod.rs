@@ -206,6 +206,7 @@ pub fn report_figures(set: &ReportSet) -> Result<Vec<MetricFigures>, ReportError
             }),
         }
         .map_err(|e| ReportError::Encode(format!("figure of {metric}: {}", e.0)))?;
+        let figures = with_split_coverage(figures, &configurations, metric);
         out.push(MetricFigures { metric: data.metric, title: data.title, figures, notes });
     }
     Ok(out)
@@ -246,9 +247,21 @@ pub fn cumulative_figure(
     if data.series.iter().all(|s| s.curve.total == 0) {
         return Ok(None);
     }
-    cumulative::figure(&data, top_percent)
-        .map(Some)
-        .map_err(|e| ReportError::Encode(format!("figure of {metric}: {}", e.0)))
+    let figure = cumulative::figure(&data, top_percent)
+        .map_err(|e| ReportError::Encode(format!("figure of {metric}: {}", e.0)))?;
+    Ok(with_split_coverage(vec![figure], &set.configurations(), metric).pop())
+}
+
+/// The figures of a split part metric (`timer.irq`, ...) say under them how many samples the
+/// split covered ([`crate::split::coverage_sentences`]).
+fn with_split_coverage(mut figures: Vec<Figure>, configurations: &[Configuration], metric: &str) -> Vec<Figure> {
+    let sentences = crate::split::coverage_sentences(configurations, metric);
+    if !sentences.is_empty() {
+        for figure in &mut figures {
+            figure.description = format!("{} {}", figure.description.trim_end(), sentences.join(" "));
+        }
+    }
+    figures
 }
 
 fn distribution_figures(data: &MetricData, notes: &mut Vec<String>) -> canvas::Drawn<Vec<Figure>> {
