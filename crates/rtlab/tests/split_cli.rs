@@ -79,7 +79,7 @@ fn without_privilege_split_exits_3_and_says_what_is_missing() {
         );
         assert_eq!(stderr.matches("not mounted").count(), 1, "said once: {stderr}");
     } else {
-        assert!(stderr.contains("is writable only by root"), "{stderr}");
+        assert!(stderr.contains("is usable only by root"), "{stderr}");
     }
     assert!(!out.join("run.json").exists());
 }

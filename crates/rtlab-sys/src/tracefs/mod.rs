@@ -212,13 +212,25 @@ pub fn support() -> Vec<BackendSupport> {
 }
 
 /// What keeps a user who is not root from tracing, said once for every backend, with what
-/// to do: tracefs not mounted (mounting it needs root) or mounted but writable only by root.
+/// to do: tracefs not mounted (mounting it needs root) or mounted but usable only by root.
 /// None as root (rtlab mounts tracefs itself) or when the blocker is something else.
 pub fn unprivileged_blocker() -> Option<String> {
     if crate::privileges::current().euid == 0 {
         return None;
     }
-    Some(blocker_text(tracefs_root().as_deref()))
+    Some(blocker_text(mounted_root().as_deref()))
+}
+
+/// Where tracefs is mounted, from /proc/mounts: unlike [`tracefs_root`] this also sees a mount
+/// whose directory this user may not enter (tracefs is mode 0700).
+fn mounted_root() -> Option<PathBuf> {
+    if mount::is_mounted("/sys/kernel/tracing", "tracefs") {
+        Some(PathBuf::from("/sys/kernel/tracing"))
+    } else if mount::is_mounted("/sys/kernel/debug", "debugfs") {
+        Some(PathBuf::from("/sys/kernel/debug/tracing"))
+    } else {
+        tracefs_root()
+    }
 }
 
 /// The text of [`unprivileged_blocker`] for a user who is not root, given the mounted
@@ -229,7 +241,7 @@ pub fn blocker_text(root: Option<&Path>) -> String {
                  and unmounts it afterwards; or mount it: mount -t tracefs nodev /sys/kernel/tracing)"
             .into(),
         Some(root) => format!(
-            "tracefs at {} is writable only by root (run as root: rtlab creates its own tracing instance \
+            "tracefs at {} is usable only by root (run as root: rtlab creates its own tracing instance \
              there and removes it afterwards)",
             root.display()
         ),

@@ -415,7 +415,7 @@ fn the_unprivileged_blocker_is_said_once_with_what_to_do() {
          unmounts it afterwards; or mount it: mount -t tracefs nodev /sys/kernel/tracing)"
     );
     let mounted = super::blocker_text(Some(std::path::Path::new("/sys/kernel/tracing")));
-    assert!(mounted.starts_with("tracefs at /sys/kernel/tracing is writable only by root (run as root"), "{mounted}");
+    assert!(mounted.starts_with("tracefs at /sys/kernel/tracing is usable only by root (run as root"), "{mounted}");
     for text in [unmounted, mounted] {
         assert!(!text.contains('\n'), "one line: {text}");
     }
