@@ -90,7 +90,10 @@ fn real_cyclictest_run_round_trips() {
     for (t, m) in threads.iter().enumerate() {
         let in_rows: u64 = rows[t].iter().map(|b| b.1).sum();
         assert_eq!(m["count"], in_rows + overflows[t], "thread {t} count");
-        assert_eq!(m["count"], 2000, "-l 2000");
+        // cyclictest stops every thread once one has done its -l loops, so the others may
+        // record a few fewer (1995 and 1998 seen on this VM): the file decides, not -l.
+        let count = m["count"].as_u64().unwrap();
+        assert!((1900..=2000).contains(&count), "-l 2000: thread {t} recorded {count}");
         assert_eq!(m["summary"]["min"], mins[t] * 1000, "thread {t} min");
         assert_eq!(m["summary"]["max"], maxes[t] * 1000, "thread {t} max");
         let mean_us = m["summary"]["mean"].as_f64().unwrap() / 1000.0;
