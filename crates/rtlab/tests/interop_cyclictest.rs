@@ -90,8 +90,8 @@ fn real_cyclictest_run_round_trips() {
     for (t, m) in threads.iter().enumerate() {
         let in_rows: u64 = rows[t].iter().map(|b| b.1).sum();
         assert_eq!(m["count"], in_rows + overflows[t], "thread {t} count");
-        // cyclictest stops every thread once one has done its -l loops, so the others may
-        // record a few fewer (1995 and 1998 seen on this VM): the file decides, not -l.
+        // cyclictest's files sometimes hold a thread a few loops short of -l (1995 and 1998
+        // seen on this VM): the file's own count is asserted exactly above, -l only roughly.
         let count = m["count"].as_u64().unwrap();
         assert!((1900..=2000).contains(&count), "-l 2000: thread {t} recorded {count}");
         assert_eq!(m["summary"]["min"], mins[t] * 1000, "thread {t} min");
