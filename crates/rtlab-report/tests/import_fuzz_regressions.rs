@@ -17,7 +17,10 @@
 #[path = "../../../fuzz/src/harness.rs"]
 mod harness;
 
+#[path = "support/splitmix.rs"]
+mod splitmix;
 use rtlab_formats::import::{ImportError, ImportFormat, SourceFile};
+use splitmix::SplitMix64;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -217,28 +220,6 @@ fn seed_inputs(format: ImportFormat) -> Vec<(PathBuf, Vec<u8>)> {
         inputs.extend(files);
     }
     inputs
-}
-
-/// SplitMix64: a fixed, dependency-free stream, so every CI run tries the same inputs.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in 0..n (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 fn arbitrary_bytes(rng: &mut SplitMix64) -> Vec<u8> {

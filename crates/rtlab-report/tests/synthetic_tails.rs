@@ -10,6 +10,8 @@
 //! The tests here judge them at the report's level: the verdict, the terminal summary's
 //! pWCET line, the JSON report's `pwcet` entries.
 
+#[path = "support/splitmix.rs"]
+mod splitmix;
 use rtlab_analysis::requirement::parse_requirement;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
 use rtlab_report::pwcet::{report_entries, summary_line};
@@ -17,29 +19,12 @@ use rtlab_report::verdict::judge_run;
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{ReportSet, SourcedRun};
 use rtlab_results::verdict::Outcome;
+use splitmix::SplitMix64;
 use std::path::{Path, PathBuf};
 
 const SECONDS: usize = 300;
 const RATE_HZ: usize = 1_000;
 const CPUS: usize = 2;
-
-/// splitmix64: a small generator with a fixed sequence, so the fixtures never change.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform on [0, 1).
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// A run of `SECONDS` s on `CPUS` CPUs at `RATE_HZ` whose latency at second `t` is 5 µs plus
 /// an exponential of mean `scale_ns(t)`.
@@ -54,7 +39,7 @@ fn synthetic(label: &str, seed: u64, scale_ns: impl Fn(usize) -> f64) -> RunResu
     run.scenarios[0].duration_s = SECONDS as f64;
     run.verdict = None;
     let template = base.measurements.iter().find(|m| m.metric == "timer.latency").unwrap().clone();
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64(seed);
     run.measurements = (0..CPUS)
         .map(|cpu| {
             let mut m = template.clone();

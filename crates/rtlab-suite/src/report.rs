@@ -228,7 +228,8 @@ pub fn split_coverage_lines(spec: &TableSpec, suite: &LoadedSuite) -> Vec<String
         .collect();
     let Ok(cells) = spec.cells(&ConditionNames { conditions: &scenarios }) else { return Vec::new() };
     // (condition, scenario, probe) -> the split metrics shown, in order.
-    let mut shown: Vec<((String, Option<String>, String), Vec<String>)> = Vec::new();
+    type Shown = (String, Option<String>, String);
+    let mut shown: Vec<(Shown, Vec<String>)> = Vec::new();
     for cell in cells.iter().flatten() {
         let probe = cell.metric.split('.').next().unwrap_or_default().to_string();
         if !part_metrics(&probe).is_some_and(|parts| parts.contains(&cell.metric.as_str())) {

@@ -542,7 +542,7 @@ mod tests {
         };
         let conditions = run_conditions(&suite, &prepared(&[None, None, None]), &mut mock);
         assert_eq!(conditions.records[1].status, ConditionStatus::Done);
-        assert_eq!(conditions.records[1].gaps, [gap.clone()], "said once");
+        assert_eq!(conditions.records[1].gaps, std::slice::from_ref(&gap), "said once");
         assert!(
             mock.lines[3].contains("partly: not measured: ") && mock.lines[3].ends_with("EIO\n"),
             "{:?}",

@@ -354,8 +354,8 @@ pub const MIN_OBSERVATIONS: usize = 10;
 /// Fewest block maxima for the three-parameter GEV to be the chosen fit (and below which a
 /// warning says to run longer).
 pub const MIN_BLOCKS: usize = 30;
-/// Fewest exceedances for the GPD to be preferred to a Gumbel of few blocks (and below which a
-/// warning says so).
+/// Fewest exceedances for the peaks over threshold to be the chosen approach and for a
+/// defensible pWCET (below it a warning says so).
 pub const MIN_EXCEEDANCES: usize = 50;
 /// Most bootstrap refits × distinct values fitted (200 replicates up to 5000 values) ...
 pub const BOOTSTRAP_BUDGET: usize = 1_000_000;
@@ -500,15 +500,17 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
         }
     }
     let selection = selection_tests(&made, &data, config.significance);
-    let exponential_misfits = made
-        .iter()
-        .find(|m| m.tail_fit.model == TailModel::Exponential)
-        .and_then(|m| data.get(m.data_index).map(|d| (m, d)))
-        .is_some_and(|(m, d)| {
-            held_out_tests(TailModel::Exponential, Estimator::Mle, d, &block_choice.series, &m.model, config)
-                .iter()
-                .any(|t| !t.passed)
-        });
+    // Asked only on the way to a bounded tail: a held-out fit of the exponential.
+    let exponential_misfits = || {
+        made.iter()
+            .find(|m| m.tail_fit.model == TailModel::Exponential)
+            .and_then(|m| data.get(m.data_index).map(|d| (m, d)))
+            .is_some_and(|(m, d)| {
+                held_out_tests(TailModel::Exponential, Estimator::Mle, d, &block_choice.series, &m.model, config)
+                    .iter()
+                    .any(|t| !t.passed)
+            })
+    };
     let (chosen, chosen_because) =
         choose(&made, &selection, blocks, exceedance_count, config.significance, exponential_misfits)
             .ok_or_else(|| pwcet_error(format!("no fit succeeded: {}", warnings.join(" "))))?;
@@ -712,7 +714,7 @@ fn choose(
     blocks: usize,
     exceedances: usize,
     significance: f64,
-    exponential_misfits: bool,
+    exponential_misfits: impl FnOnce() -> bool,
 ) -> Option<(usize, String)> {
     let find = |model: TailModel, estimator: Estimator| {
         made.iter().position(|m| m.tail_fit.model == model && m.tail_fit.estimator == estimator)
@@ -727,13 +729,13 @@ fn choose(
     let rejects = |d: Option<&Diagnostic>| d.is_some_and(|d| d.p_value < significance);
     let p_of = |d: Option<&Diagnostic>| d.map_or("not made".to_string(), |d| format_p(d.p_value));
 
-    if exceedances >= select::POT_MIN_EXCEEDANCES {
+    if exceedances >= MIN_EXCEEDANCES {
         let (lrt, cv) = (test(LRT_POT), test(CV_TEST));
         let gpd = either(TailModel::Gpd);
         let shape = gpd.and_then(|i| made.get(i)).map_or(0.0, |m| m.tail_fit.shape);
         let heavier = cv.map_or(shape > 0.0, |d| d.statistic > 1.0) || shape > 0.0;
         let free =
-            if heavier { rejects(lrt) || rejects(cv) } else { rejects(lrt) && rejects(cv) && exponential_misfits };
+            if heavier { rejects(lrt) || rejects(cv) } else { rejects(lrt) && rejects(cv) && exponential_misfits() };
         let tests = format!("likelihood ratio {}, MBPTA-CV {}", p_of(lrt), p_of(cv));
         if let (true, Some(i)) = (free, gpd) {
             let kind = if shape > 0.0 { "heavy" } else { "bounded" };
@@ -755,7 +757,7 @@ fn choose(
     }
     let few = format!(
         "{exceedances} samples above a threshold are too few for the peaks over threshold (at least {})",
-        select::POT_MIN_EXCEEDANCES
+        MIN_EXCEEDANCES
     );
     if blocks >= MIN_OBSERVATIONS {
         let lrt = test(LRT_BLOCKS);

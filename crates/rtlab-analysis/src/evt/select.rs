@@ -9,7 +9,7 @@
 use super::diagnostics::{chi_square_sf, ljung_box, ljung_box_lags, normal_two_sided, TestResult};
 use super::fit::{fit, log_likelihood, FitData, Model};
 use super::sample::Observations;
-use super::{Estimator, ShapeAtThreshold, TailModel, MIN_BLOCKS, MIN_EXCEEDANCES, MIN_OBSERVATIONS};
+use super::{Estimator, ShapeAtThreshold, TailModel, MIN_BLOCKS, MIN_OBSERVATIONS};
 use statrs::function::erf::erfc_inv;
 
 /// Input blocks merged per block maximum that the block-size rule tries, smallest first.
@@ -283,9 +283,6 @@ pub(crate) fn coefficient_of_variation(exceedances: &Observations, threshold: f6
     let cv = variance.sqrt() / mean;
     Some(TestResult { statistic: cv, p_value: normal_two_sided((cv - 1.0) * k.sqrt()) })
 }
-
-/// Fewest exceedances for the peaks over threshold to be the chosen approach.
-pub const POT_MIN_EXCEEDANCES: usize = MIN_EXCEEDANCES;
 
 #[cfg(test)]
 mod tests {

@@ -8,8 +8,7 @@
 
 use super::{headers, new_table, push_row, title_of, Cell, Table};
 use crate::pwcet::{
-    fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail, TailAnalysis,
-    NOT_DEFENSIBLE_LABEL,
+    fit_data, fit_name, format_per_hour, format_probability, report_tails, MetricTail, NOT_DEFENSIBLE_LABEL,
 };
 use crate::ReportError;
 use rtlab_analysis::evt::{Diagnostic, TailFit, TailModel};
@@ -51,13 +50,6 @@ pub fn metric_tables(tail: &MetricTail) -> Vec<Table> {
         tables.push(tests_table(tail));
     }
     tables
-}
-
-/// Seconds of measurement behind each block maximum the analysis fitted: the run's blocks
-/// (`block_s`, one second unless the run was longer than a week) times the blocks the analysis
-/// merged into one maximum so that the maxima are close to independent.
-pub fn block_seconds(tail: &TailAnalysis) -> u64 {
-    tail.block_seconds()
 }
 
 /// "per-second maxima", "maxima of 5 s blocks".
@@ -162,7 +154,7 @@ fn pwcet_table(tail: &MetricTail) -> Table {
             continue;
         };
         let fit =
-            t.chosen_fit().map(|f| format!("{}, {}", fit_name(f), fit_data(f, block_seconds(t)))).unwrap_or_default();
+            t.chosen_fit().map(|f| format!("{}, {}", fit_name(f), fit_data(f, t.block_seconds()))).unwrap_or_default();
         for e in &analysis.estimates {
             let mut row: Vec<Cell> =
                 cells.iter().map(|c| Cell { shown: c.shown.clone(), raw: c.raw.clone() }).collect();
@@ -269,7 +261,7 @@ fn selection_table(tail: &MetricTail) -> Table {
     let mut notes = Vec::new();
     for (_, c, t) in &tail.configurations {
         let Some(a) = t.analysis() else { continue };
-        let seconds = block_seconds(t);
+        let seconds = t.block_seconds();
         let merged = a.blocks_merged.max(1);
         let blocks = maxima_of(seconds);
         let from = if merged > 1 {
@@ -368,7 +360,7 @@ fn fits_table(tail: &MetricTail) -> Table {
                 vec![
                     Cell::text(&c.name),
                     Cell::text(fit_name(fit)),
-                    Cell::text(fitted_to(fit, block_seconds(t))),
+                    Cell::text(fitted_to(fit, t.block_seconds())),
                     Cell::count(fit.observations as u64),
                     us(fit.location_ns),
                     us(fit.scale_ns),
