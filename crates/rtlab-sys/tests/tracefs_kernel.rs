@@ -33,7 +33,7 @@ fn serial_unless_skipped() -> Option<MutexGuard<'static, ()>> {
 }
 
 fn config(dir: &tempfile::TempDir) -> TraceConfig {
-    TraceConfig { cpus: vec![0], buffer_kb_per_cpu: 1024, spool_dir: dir.path().join("spool") }
+    TraceConfig { cpus: vec![0], buffer_kb_per_cpu: 1024, spool_dir: Some(dir.path().join("spool")) }
 }
 
 #[test]
@@ -102,6 +102,59 @@ fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state()
     assert_eq!(capture.all_events().unwrap(), events);
     capture.remove_spool().unwrap();
     assert!(capture.spool_files.iter().all(|p| !p.exists()));
+}
+
+/// Collects what a streaming session hands over.
+#[derive(Default)]
+struct Collected {
+    events: Vec<rtlab_sys::tracefs::event::KernelEvent>,
+    /// Every `complete_before` call, in order.
+    complete: Vec<u64>,
+    /// Events that came stamped before an earlier `complete_before` said all had come.
+    late: usize,
+    steal_readings: usize,
+}
+
+impl rtlab_sys::tracefs::TraceConsumer for Collected {
+    fn events(&mut self, _cpu: u32, events: Vec<rtlab_sys::tracefs::event::KernelEvent>) {
+        let complete = self.complete.last().copied().unwrap_or(0);
+        self.late += events.iter().filter(|e| e.ts_ns < complete).count();
+        self.events.extend(events);
+    }
+    fn complete_before(&mut self, _cpu: u32, ns: u64) {
+        self.complete.push(ns);
+    }
+    fn steal(&mut self, readings: &[rtlab_sys::tracefs::StealSample]) {
+        self.steal_readings += readings.len();
+    }
+}
+
+#[test]
+fn a_streaming_session_hands_over_exactly_the_spooled_events_in_order() {
+    let Some(_serial) = serial_unless_skipped() else { return };
+    let before = tracing_state_snapshot().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let collected = std::sync::Arc::new(Mutex::new(Collected::default()));
+    let session = TraceSession::start_streaming(config(&dir), collected.clone()).unwrap();
+    {
+        let _pin = AffinityGuard::pin_current_thread(0).unwrap();
+        let mut next = monotonic_ns() + 1_000_000;
+        for _ in 0..300 {
+            sleep_until_monotonic_ns(next).unwrap();
+            next += 1_000_000;
+        }
+    }
+    let capture = session.stop().unwrap();
+    assert_eq!(before, tracing_state_snapshot().unwrap());
+    let spooled = capture.events_of_cpu(0).unwrap();
+    let c = collected.lock().unwrap();
+    assert!(!spooled.is_empty());
+    assert_eq!(c.events, spooled, "the consumer got other events than the spool holds");
+    assert_eq!(c.late, 0, "events came after complete_before said they had all come");
+    assert!(c.complete.windows(2).all(|w| w[0] <= w[1]), "complete_before went backwards");
+    assert_eq!(c.complete.last(), Some(&u64::MAX), "the last call says tracing has ended");
+    assert!(c.complete.len() > 2, "complete_before was called while tracing ran");
+    assert!(c.steal_readings > 0 && capture.steal.is_empty(), "steal goes to the consumer");
 }
 
 #[test]

@@ -4,14 +4,18 @@
 //! - [`TraceSession`]: an RAII tracing session in its own tracefs instance
 //!   (`instances/rtlab-<pid>`), like rtla's tools: trace clock `mono`, its own per-CPU buffer
 //!   size, the split's events enabled with filters (sleeping tasks' timers only), only the
-//!   traced CPUs. Non-real-time reader threads drain the per-CPU binary buffers
-//!   (`per_cpu/cpuN/trace_pipe_raw`) into spool files while the probe runs. The top-level
+//!   traced CPUs. A non-real-time reader thread drains the per-CPU binary buffers
+//!   (`per_cpu/cpuN/trace_pipe_raw`) while the probe runs: into spool files (kept with
+//!   `--raw`), and decoded into a [`TraceConsumer`] (the streaming split), or both. The top-level
 //!   tracing state is never touched, and stopping or dropping the session removes the
 //!   instance, so tracefs is as it was before (also after SIGINT: the run's stop flag ends
 //!   the probe and the session is stopped normally).
+//! - [`TraceConsumer`]: what takes the decoded events while the session runs, with the
+//!   instant up to which each CPU's events are complete, so that it can work through them
+//!   and keep only a bounded window.
 //! - [`TraceCapture`]: what a stopped session recorded: per CPU the spooled ring-buffer
-//!   pages, decoded on demand into [`event::KernelEvent`]s in time order, plus per-CPU steal
-//!   time samples taken while tracing.
+//!   pages (if spooled), decoded on demand into [`event::KernelEvent`]s in time order, the
+//!   events the kernel dropped, plus per-CPU steal time samples taken while tracing.
 //! - [`mount::TracefsMount`]: tracefs mounted by rtlab for a run when the host booted
 //!   without it (as root), unmounted again when the run ends.
 //! - [`support`]: which split backends this kernel supports (for `rtlab sysinfo` and the
@@ -25,6 +29,7 @@ mod session;
 mod state;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 pub use format::EventFormats;
 pub use ring::PageLayout;
@@ -55,9 +60,25 @@ pub struct TraceConfig {
     pub cpus: Vec<usize>,
     /// Ring buffer size per CPU of the instance.
     pub buffer_kb_per_cpu: usize,
-    /// Where the per-CPU spool files go (created if missing).
-    pub spool_dir: PathBuf,
+    /// Where the per-CPU spool files go (created if missing); None: the pages are not kept.
+    pub spool_dir: Option<PathBuf>,
 }
+
+/// Takes the events of a running session, on the reader thread (not real-time; it may
+/// allocate). Events of one CPU come in time order; CPUs are read one after another.
+pub trait TraceConsumer: Send {
+    /// Events of `cpu` decoded from the pages just read, in time order (an
+    /// [`event::EventKind::Lost`] marks where the kernel dropped events).
+    fn events(&mut self, cpu: u32, events: Vec<event::KernelEvent>);
+    /// Every event of `cpu` stamped before `ns` (CLOCK_MONOTONIC) has been handed over;
+    /// `u64::MAX` once tracing has stopped and the buffers are drained.
+    fn complete_before(&mut self, cpu: u32, ns: u64);
+    /// Steal time readings of the traced CPUs, as they are taken.
+    fn steal(&mut self, readings: &[StealSample]);
+}
+
+/// A consumer shared by the reader thread and its owner.
+pub type SharedConsumer = Arc<Mutex<dyn TraceConsumer>>;
 
 /// A per-CPU steal time reading (/proc/stat), taken by the readers while tracing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +100,12 @@ impl TraceSession {
     /// Creates the instance, configures it, enables the events and starts the readers.
     /// Fails with [`TraceError::Unsupported`] naming what is missing.
     pub fn start(config: TraceConfig) -> Result<Self, TraceError> {
-        session::Session::start(config).map(|inner| Self { inner })
+        session::Session::start(config, None).map(|inner| Self { inner })
+    }
+
+    /// [`start`](Self::start), with the events also handed to `consumer` as they are read.
+    pub fn start_streaming(config: TraceConfig, consumer: SharedConsumer) -> Result<Self, TraceError> {
+        session::Session::start(config, Some(consumer)).map(|inner| Self { inner })
     }
 
     /// The instance's name under `instances/`.
@@ -103,15 +129,16 @@ impl TraceSession {
 #[derive(Debug, Clone)]
 pub struct TraceCapture {
     pub cpus: Vec<usize>,
-    /// Spool file per CPU, in `cpus` order.
+    /// Spool file per CPU, in `cpus` order (none when the session spooled nothing).
     pub spool_files: Vec<PathBuf>,
-    /// Bytes of ring-buffer pages spooled, all CPUs.
+    /// Bytes of ring-buffer pages read, all CPUs.
     pub bytes: u64,
     /// Events the kernel reported as dropped (full buffer), all CPUs. Pages that say
     /// events were dropped without a count add nothing here; see `pages_with_uncounted_loss`.
     pub events_lost: u64,
     /// Pages whose header says events were dropped before them, count not stored.
     pub pages_with_uncounted_loss: u64,
+    /// Steal readings (kept only when spooling: a consumer is handed them as they come).
     pub steal: Vec<StealSample>,
     /// What the session did, for run.json (instance, clock, buffer size, events, filters).
     pub description: String,

@@ -1,6 +1,6 @@
 //! The tracing session itself: creating and configuring the tracefs instance, the reader
-//! thread that drains `trace_pipe_raw` into spool files and samples steal time, and the
-//! teardown that leaves tracefs as it was.
+//! thread that drains `trace_pipe_raw` (into spool files, into a consumer, or both) and
+//! samples steal time, and the teardown that leaves tracefs as it was.
 //!
 //! Reads of `trace_pipe_raw` are non-blocking (O_NONBLOCK): a blocking read of an empty
 //! buffer is not woken by `tracing_on`=0 (tried on 6.18: still blocked after 17 s), so the
@@ -23,7 +23,10 @@ use std::time::{Duration, Instant};
 use super::event::Vector;
 use super::format::{EventFormat, EventFormats, EventId};
 use super::ring::PageLayout;
-use super::{remove_stale_instances, tracefs_root, StealSample, TraceCapture, TraceConfig, TraceError, NOT_MOUNTED};
+use super::{
+    remove_stale_instances, tracefs_root, SharedConsumer, StealSample, TraceCapture, TraceConfig, TraceError,
+    NOT_MOUNTED,
+};
 
 /// Events without which the split cannot be made.
 const REQUIRED: [EventId; 4] =
@@ -33,6 +36,10 @@ const REQUIRED: [EventId; 4] =
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// How often the reader samples /proc/stat steal time.
 const STEAL_INTERVAL: Duration = Duration::from_millis(100);
+/// An event is stamped when its slot is reserved and readable once committed, a few
+/// hundred ns later with preemption off: a CPU whose buffer was empty at instant r has
+/// handed over every event stamped this much before r.
+const COMMIT_MARGIN_NS: u64 = 1_000_000;
 
 /// Sessions started by this process, for unique instance names.
 static SESSIONS: AtomicU32 = AtomicU32::new(0);
@@ -130,39 +137,69 @@ fn user_hz() -> u64 {
 #[derive(Debug, Default)]
 struct ReaderOutput {
     bytes: u64,
+    /// Events the pages say were dropped, and pages that said so without a count.
+    events_lost: u64,
+    pages_with_uncounted_loss: u64,
     steal: Vec<StealSample>,
 }
 
 struct CpuReader {
     cpu: usize,
     pipe: File,
-    spool: File,
-    /// Bytes spooled (whole pages unless the kernel misbehaves: checked at the end).
+    spool: Option<File>,
+    /// Bytes read (whole pages unless the kernel misbehaves: checked per read).
     bytes: u64,
+}
+
+/// What the reader hands the pages to besides the spool.
+struct Decoding {
+    consumer: SharedConsumer,
+    layout: PageLayout,
+    formats: EventFormats,
 }
 
 fn reader_loop(
     mut readers: Vec<CpuReader>,
-    page_size: usize,
+    layout: PageLayout,
+    decoding: Option<Decoding>,
     stop: Arc<AtomicBool>,
 ) -> Result<ReaderOutput, TraceError> {
+    let page_size = layout.page_size;
     let mut out = ReaderOutput::default();
     let mut page = vec![0u8; page_size];
     let hz = user_hz();
     let cpus: Vec<usize> = readers.iter().map(|r| r.cpu).collect();
     let mut next_steal = Instant::now();
+    let mut steal = Vec::new();
     loop {
         // Read the flag before draining: once it is set, tracing is off, and the drain that
         // follows empties the buffers completely.
         let stopping = stop.load(Ordering::Acquire);
         let mut read_any = false;
         for r in &mut readers {
+            let cpu = u32::try_from(r.cpu).map_err(|_| TraceError::Format(format!("CPU number {}", r.cpu)))?;
+            let empty_from_ns = crate::clock::monotonic_ns();
             loop {
                 match r.pipe.read(&mut page) {
                     Ok(0) => break,
                     Ok(n) => {
                         let data = page.get(..n).unwrap_or_default();
-                        r.spool.write_all(data).map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
+                        if n != page_size {
+                            return Err(TraceError::Format(format!(
+                                "cpu{}: trace_pipe_raw gave {n} bytes, not a whole {page_size}-byte page",
+                                r.cpu
+                            )));
+                        }
+                        if let Some(spool) = r.spool.as_mut() {
+                            spool.write_all(data).map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
+                        }
+                        let (lost, uncounted) = super::ring::count_lost(data, layout)?;
+                        out.events_lost += lost;
+                        out.pages_with_uncounted_loss += uncounted;
+                        if let Some(d) = &decoding {
+                            let decoded = super::ring::decode_pages(data, d.layout, cpu, &d.formats)?;
+                            lock(&d.consumer).events(cpu, decoded.events);
+                        }
                         r.bytes += n as u64;
                         read_any = true;
                     }
@@ -171,9 +208,19 @@ fn reader_loop(
                     Err(e) => return Err(io(format!("reading trace_pipe_raw of cpu{}", r.cpu))(e)),
                 }
             }
+            if let Some(d) = &decoding {
+                // After the last drain nothing more can come.
+                let complete = if stopping { u64::MAX } else { empty_from_ns.saturating_sub(COMMIT_MARGIN_NS) };
+                lock(&d.consumer).complete_before(cpu, complete);
+            }
         }
         if Instant::now() >= next_steal || stopping {
-            sample_steal(&cpus, hz, &mut out.steal);
+            steal.clear();
+            sample_steal(&cpus, hz, &mut steal);
+            match &decoding {
+                Some(d) => lock(&d.consumer).steal(&steal),
+                None => out.steal.extend_from_slice(&steal),
+            }
             next_steal = Instant::now() + STEAL_INTERVAL;
         }
         if stopping {
@@ -184,16 +231,18 @@ fn reader_loop(
         }
     }
     for r in &mut readers {
-        r.spool.flush().map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
-        if !r.bytes.is_multiple_of(page_size as u64) {
-            return Err(TraceError::Format(format!(
-                "cpu{}: trace_pipe_raw gave {} bytes, not whole {page_size}-byte pages",
-                r.cpu, r.bytes
-            )));
+        if let Some(spool) = r.spool.as_mut() {
+            spool.flush().map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
         }
         out.bytes += r.bytes;
     }
     Ok(out)
+}
+
+/// The consumer, even if another thread panicked holding it (its state is only read after
+/// the reader has stopped).
+fn lock(consumer: &SharedConsumer) -> std::sync::MutexGuard<'_, dyn super::TraceConsumer + 'static> {
+    consumer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn sample_steal(cpus: &[usize], hz: u64, steal: &mut Vec<StealSample>) {
@@ -208,7 +257,6 @@ fn sample_steal(cpus: &[usize], hz: u64, steal: &mut Vec<StealSample>) {
 }
 
 /// The session's state; [`super::TraceSession`] is its public face.
-#[derive(Debug)]
 pub(super) struct Session {
     name: String,
     dir: PathBuf,
@@ -218,13 +266,24 @@ pub(super) struct Session {
     description: String,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<Result<ReaderOutput, TraceError>>>,
+    consumer: Option<SharedConsumer>,
     spool_files: Vec<PathBuf>,
     /// Set once the instance is torn down (stop or drop).
     finished: bool,
 }
 
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("name", &self.name)
+            .field("streaming", &self.consumer.is_some())
+            .field("spool_files", &self.spool_files)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Session {
-    pub(super) fn start(config: TraceConfig) -> Result<Self, TraceError> {
+    pub(super) fn start(config: TraceConfig, consumer: Option<SharedConsumer>) -> Result<Self, TraceError> {
         let root = check_support()?;
         if config.cpus.is_empty() {
             return Err(TraceError::Unsupported("no CPU to trace".into()));
@@ -249,6 +308,7 @@ impl Session {
             description: String::new(),
             stop: Arc::new(AtomicBool::new(false)),
             reader: None,
+            consumer,
             spool_files: Vec::new(),
             finished: false,
         };
@@ -319,8 +379,10 @@ impl Session {
             return Err(TraceError::Unsupported(format!("this kernel lacks the tracepoint(s) {}", missing.join(", "))));
         }
 
-        std::fs::create_dir_all(&self.config.spool_dir)
-            .map_err(io(format!("creating spool directory {}", self.config.spool_dir.display())))?;
+        if let Some(spool_dir) = &self.config.spool_dir {
+            std::fs::create_dir_all(spool_dir)
+                .map_err(io(format!("creating spool directory {}", spool_dir.display())))?;
+        }
         let mut readers = Vec::new();
         for &cpu in &self.config.cpus {
             let pipe_path = dir.join("per_cpu").join(format!("cpu{cpu}")).join("trace_pipe_raw");
@@ -329,27 +391,40 @@ impl Session {
                 .custom_flags(libc::O_NONBLOCK)
                 .open(&pipe_path)
                 .map_err(io(format!("opening {}", pipe_path.display())))?;
-            let spool_path = self.config.spool_dir.join(format!("cpu{cpu}.pages"));
-            let spool = File::create(&spool_path).map_err(io(format!("creating spool {}", spool_path.display())))?;
-            self.spool_files.push(spool_path);
+            let spool = match &self.config.spool_dir {
+                Some(spool_dir) => {
+                    let spool_path = spool_dir.join(format!("cpu{cpu}.pages"));
+                    let spool =
+                        File::create(&spool_path).map_err(io(format!("creating spool {}", spool_path.display())))?;
+                    self.spool_files.push(spool_path);
+                    Some(spool)
+                }
+                None => None,
+            };
             readers.push(CpuReader { cpu, pipe, spool, bytes: 0 });
         }
 
+        let destination = match (&self.config.spool_dir, &self.consumer) {
+            (Some(spool), Some(_)) => format!("decoded as they are read and spooled to {}", spool.display()),
+            (Some(spool), None) => format!("spooled to {}", spool.display()),
+            (None, _) => "decoded as they are read, pages not kept".to_string(),
+        };
         self.description = format!(
-            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads spooled to {}); events: {}{}",
+            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads {destination}); events: {}{}",
             self.name,
             self.config.buffer_kb_per_cpu,
             self.layout.page_size,
-            self.config.spool_dir.display(),
             enabled.join(", "),
             if notes.is_empty() { String::new() } else { format!("; notes: {}", notes.join("; ")) }
         );
 
         let stop = Arc::clone(&self.stop);
-        let page_size = self.layout.page_size;
+        let layout = self.layout;
+        let decoding =
+            self.consumer.clone().map(|consumer| Decoding { consumer, layout, formats: self.formats.clone() });
         let reader = std::thread::Builder::new()
             .name("rtlab-trace".into())
-            .spawn(move || reader_loop(readers, page_size, stop))
+            .spawn(move || reader_loop(readers, layout, decoding, stop))
             .map_err(io("starting the trace reader thread"))?;
         self.reader = Some(reader);
         write_file(&dir.join("tracing_on"), "1")?;
@@ -388,20 +463,12 @@ impl Session {
 
     pub(super) fn stop(&mut self) -> Result<TraceCapture, TraceError> {
         let output = self.finish()?;
-        let mut events_lost = 0;
-        let mut uncounted = 0;
-        for path in &self.spool_files {
-            let bytes = std::fs::read(path).map_err(io(format!("reading spool {}", path.display())))?;
-            let (lost, pages) = super::ring::count_lost(&bytes, self.layout)?;
-            events_lost += lost;
-            uncounted += pages;
-        }
         Ok(TraceCapture {
             cpus: self.config.cpus.clone(),
             spool_files: self.spool_files.clone(),
             bytes: output.bytes,
-            events_lost,
-            pages_with_uncounted_loss: uncounted,
+            events_lost: output.events_lost,
+            pages_with_uncounted_loss: output.pages_with_uncounted_loss,
             steal: output.steal,
             description: self.description.clone(),
             formats: self.formats.clone(),
