@@ -35,15 +35,57 @@ impl RawSink {
     }
 }
 
-/// The consumer side of a ring and the file it drains into, handed to [`RawWriter::spawn`].
+/// Samples of one metric of one thread, as the writer took them from its ring.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TappedSamples {
+    pub cpu: usize,
+    pub metric: String,
+    pub samples: Vec<RawSample>,
+}
+
+/// Where the writer also hands a ring's samples, in order, as it drains them: the streaming
+/// split (`rtlab run --split`) reads them during the run, so that it needs no raw file.
+#[derive(Clone)]
+pub struct SampleTap(std::sync::mpsc::Sender<TappedSamples>);
+
+impl SampleTap {
+    /// A tap and the receiving end the split reads.
+    pub fn new() -> (Self, std::sync::mpsc::Receiver<TappedSamples>) {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        (Self(sender), receiver)
+    }
+
+    /// Hands over samples; a receiver that has gone (its run failed) no longer wants them.
+    pub fn deliver(&self, samples: TappedSamples) {
+        let _ = self.0.send(samples);
+    }
+}
+
+impl std::fmt::Debug for SampleTap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SampleTap")
+    }
+}
+
+/// A ring's samples handed to a tap: whose they are.
+struct TapTarget {
+    tap: SampleTap,
+    cpu: usize,
+    metric: String,
+}
+
+/// The consumer side of a ring and where it drains to (a file, a tap or both), handed to
+/// [`RawWriter::spawn`].
 pub struct RawDrain {
     consumer: rtrb::Consumer<RawSample>,
-    path: PathBuf,
+    path: Option<PathBuf>,
+    tap: Option<TapTarget>,
 }
 
 impl RawDrain {
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The raw file, if the samples go to one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
     }
 }
 
@@ -51,7 +93,19 @@ impl RawDrain {
 /// the writer (which creates the file when it starts).
 pub fn channel(path: PathBuf, capacity: usize) -> (RawSink, RawDrain) {
     let (producer, consumer) = rtrb::RingBuffer::new(capacity);
-    (RawSink { producer }, RawDrain { consumer, path })
+    (RawSink { producer }, RawDrain { consumer, path: Some(path), tap: None })
+}
+
+/// A ring whose samples go to `path` (if any) and to `tap` as samples of `metric` on `cpu`.
+pub fn tapped_channel(
+    path: Option<PathBuf>,
+    capacity: usize,
+    tap: SampleTap,
+    cpu: usize,
+    metric: impl Into<String>,
+) -> (RawSink, RawDrain) {
+    let (producer, consumer) = rtrb::RingBuffer::new(capacity);
+    (RawSink { producer }, RawDrain { consumer, path, tap: Some(TapTarget { tap, cpu, metric: metric.into() }) })
 }
 
 /// The least free space the writer leaves on the file system of the raw files: run.json
@@ -220,10 +274,16 @@ impl RawWriter {
     pub fn spawn_with(drains: Vec<RawDrain>, poll: Duration, space_of: SpaceOf) -> Result<Self, ProbeError> {
         let mut outputs = Vec::with_capacity(drains.len());
         for drain in drains {
-            let file = File::create(&drain.path).map_err(raw_io(&drain.path))?;
-            let mut writer = BufWriter::with_capacity(1 << 20, file);
-            writer.write_all(&header()).map_err(raw_io(&drain.path))?;
-            outputs.push(Output { drain, writer: Some(writer), taken: 0, written: 0 });
+            let writer = match &drain.path {
+                Some(path) => {
+                    let file = File::create(path).map_err(raw_io(path))?;
+                    let mut writer = BufWriter::with_capacity(1 << 20, file);
+                    writer.write_all(&header()).map_err(raw_io(path))?;
+                    Some(writer)
+                }
+                None => None,
+            };
+            outputs.push(Output { drain, writer, taken: 0, written: 0 });
         }
         let handle = std::thread::Builder::new()
             .name("rtlab-raw-writer".into())
@@ -289,22 +349,29 @@ fn drain_until_done(mut outputs: Vec<Output>, poll: Duration, space_of: SpaceOf)
             let output = &mut outputs[index];
             let chunk = output.drain.consumer.read_chunk(available).expect("slots() were available");
             let (first, second) = chunk.as_slices();
-            if let Some(writer) = output.writer.as_mut() {
+            if let Some(target) = &output.drain.tap {
+                target.tap.deliver(TappedSamples {
+                    cpu: target.cpu,
+                    metric: target.metric.clone(),
+                    samples: first.iter().chain(second.iter()).copied().collect(),
+                });
+            }
+            if let (Some(writer), Some(path)) = (output.writer.as_mut(), output.drain.path.as_ref()) {
                 for sample in first.iter().chain(second.iter()).take(fit) {
                     match writer.write_all(&sample.to_bytes()) {
                         Ok(()) => output.written += 1,
                         Err(e) if is_full(&e) => {
-                            stop.get_or_insert(RawStop::Full { path: output.drain.path.clone(), error: e.to_string() });
+                            stop.get_or_insert(RawStop::Full { path: path.clone(), error: e.to_string() });
                             break;
                         }
-                        Err(e) => return Err(raw_io(&output.drain.path)(e)),
+                        Err(e) => return Err(raw_io(path)(e)),
                     }
                 }
             }
             output.taken += available as u64;
             moved += available;
             chunk.commit_all();
-            if matches!(&stop, Some(RawStop::Full { path, .. }) if *path == output.drain.path) {
+            if matches!(&stop, Some(RawStop::Full { path, .. }) if Some(path) == output.drain.path.as_ref()) {
                 output.settle_full();
             }
         }
@@ -317,21 +384,19 @@ fn drain_until_done(mut outputs: Vec<Output>, poll: Duration, space_of: SpaceOf)
     }
     let mut files = Vec::with_capacity(outputs.len());
     for mut output in outputs {
+        // A tap-only ring has no file to account for.
+        let Some(path) = output.drain.path.clone() else { continue };
         if let Some(writer) = output.writer.as_mut() {
             match writer.flush().and_then(|_| writer.get_ref().sync_all()) {
                 Ok(()) => {}
                 Err(e) if is_full(&e) => {
-                    stop.get_or_insert(RawStop::Full { path: output.drain.path.clone(), error: e.to_string() });
+                    stop.get_or_insert(RawStop::Full { path: path.clone(), error: e.to_string() });
                     output.settle_full();
                 }
-                Err(e) => return Err(raw_io(&output.drain.path)(e)),
+                Err(e) => return Err(raw_io(&path)(e)),
             }
         }
-        files.push(RawFileOutcome {
-            not_written: output.taken - output.written,
-            path: output.drain.path,
-            written: output.written,
-        });
+        files.push(RawFileOutcome { not_written: output.taken - output.written, path, written: output.written });
     }
     Ok(RawOutcome { files, stop })
 }

@@ -2,7 +2,7 @@
 //! exact moments, block maxima (per-second maxima), the raw-sample ring, and optionally the
 //! first samples in order (for per-sample plots of short probes such as `sleep`).
 
-use crate::raw::{channel, RawDrain, RawSample, RawSink};
+use crate::raw::{channel, tapped_channel, RawDrain, RawSample, RawSink, SampleTap};
 use crate::{MetricOutput, ProbeError};
 use rtlab_analysis::{LatencyHistogram, Moments};
 use std::path::{Path, PathBuf};
@@ -20,10 +20,11 @@ pub fn block_layout(planned_ns: u64) -> (u64, usize) {
     (block_s * 1_000_000_000, (planned_s / block_s) as usize + 2)
 }
 
-/// Where a recorder's raw samples go, when raw output was asked for.
+/// Where a recorder's raw samples go, when raw output or the split asked for them.
 pub struct RawTarget {
     pub sink: RawSink,
-    pub path: PathBuf,
+    /// The raw file; None when the samples only go to a [`SampleTap`].
+    pub path: Option<PathBuf>,
 }
 
 /// Creates the ring for one raw file `dir/file_name` (the writer creates the file) and
@@ -37,6 +38,22 @@ pub fn raw_target(
     let dir = dir?;
     let path = dir.join(file_name);
     let (sink, drain) = channel(path.clone(), capacity);
+    drains.push(drain);
+    Some(RawTarget { sink, path: Some(path) })
+}
+
+/// [`raw_target`] whose samples also go to `tap` (as `metric` of `cpu`): with a tap and no
+/// raw directory, a ring without a file.
+pub fn tapped_raw_target(
+    dir: Option<&Path>,
+    file_name: &str,
+    capacity: usize,
+    drains: &mut Vec<RawDrain>,
+    tap: Option<(&SampleTap, usize, &str)>,
+) -> Option<RawTarget> {
+    let Some((tap, cpu, metric)) = tap else { return raw_target(dir, file_name, capacity, drains) };
+    let path = dir.map(|d| d.join(file_name));
+    let (sink, drain) = tapped_channel(path.clone(), capacity, tap.clone(), cpu, metric);
     drains.push(drain);
     Some(RawTarget { sink, path })
 }
@@ -146,7 +163,7 @@ impl MetricRecorder {
             histogram: self.histogram,
             moments: self.moments,
             per_second_max,
-            raw_file: self.raw.map(|r| r.path),
+            raw_file: self.raw.and_then(|r| r.path),
             sequence: (self.sequence_limit > 0).then_some(self.sequence),
         }
     }
