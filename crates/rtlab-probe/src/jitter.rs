@@ -135,6 +135,7 @@ mod tests {
                 clock: ClockKind::Simulated { seed: 7 },
                 setup: ThreadSetup::unchanged(),
                 name: "timer",
+                split_tap: None,
             },
         }
     }

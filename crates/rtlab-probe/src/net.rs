@@ -15,8 +15,9 @@
 //! monotonic time, so the three raw files align record by record.
 
 use crate::live::LiveStats;
+use crate::raw::SampleTap;
 use crate::raw::{RawDrain, RawWriter};
-use crate::recorder::{raw_target, MetricRecorder};
+use crate::recorder::{tapped_raw_target, MetricRecorder};
 use crate::workers::{run_workers, Ending, Worker};
 use crate::{rate_tag, Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput};
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
@@ -46,6 +47,8 @@ pub struct NetConfig {
     pub interface: Option<String>,
     /// Prefix of the metric names: "net", or "sweep" when the sweep probe runs it.
     pub name: &'static str,
+    /// Where the activation and latency samples also go while the probe runs (`--split`).
+    pub split_tap: Option<SampleTap>,
 }
 
 /// The receiver thread's metrics.
@@ -109,19 +112,17 @@ impl NetProbe {
         let cpu = config.stimulus.receiver_cpu;
         let mut raw_drains = Vec::new();
         let mut recorder = |metric: &str| -> Result<MetricRecorder, ProbeError> {
-            let raw = raw_target(
+            let name = format!("{}.{metric}", config.name);
+            // The split cuts the wake-up, which activation and latency give together.
+            let tapped = matches!(metric, "activation" | "latency");
+            let raw = tapped_raw_target(
                 config.sampling.raw_dir.as_deref(),
                 &raw_file_name(config.name, metric, rate, cpu),
                 config.sampling.raw_ring_capacity,
                 &mut raw_drains,
+                config.split_tap.as_ref().filter(|_| tapped).map(|tap| (tap, cpu, name.as_str())),
             );
-            MetricRecorder::new(
-                format!("{}.{metric}", config.name),
-                config.sampling.histogram_max_ns,
-                planned_ns,
-                raw,
-                0,
-            )
+            MetricRecorder::new(name.clone(), config.sampling.histogram_max_ns, planned_ns, raw, 0)
         };
         let recorders = Recorders {
             activation: recorder("activation")?,
@@ -509,6 +510,7 @@ mod tests {
             bind: None,
             interface: None,
             name: "net",
+            split_tap: None,
         }
     }
 

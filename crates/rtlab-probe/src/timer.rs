@@ -11,8 +11,9 @@
 
 use crate::clock::{MonotonicClock, SimulatedClock, WakeClock};
 use crate::live::LiveStats;
+use crate::raw::SampleTap;
 use crate::raw::{RawDrain, RawWriter, FLAG_OVERRUN};
-use crate::recorder::{raw_target, MetricRecorder};
+use crate::recorder::{tapped_raw_target, MetricRecorder};
 use crate::workers::{run_workers, Ending, Worker};
 use crate::{Probe, ProbeError, ProbeOutput, ThreadOutput};
 use rtlab_sys::clock::SleepOutcome;
@@ -51,6 +52,8 @@ pub struct TimerConfig {
     /// Prefix of the metric and thread names: "timer", or "jitter" when the jitter probe
     /// runs the timer at one of its periods.
     pub name: &'static str,
+    /// Where the latency samples also go while the probe runs (`--split`).
+    pub split_tap: Option<SampleTap>,
 }
 
 struct PreparedThread {
@@ -94,16 +97,18 @@ impl TimerProbe {
         let mut threads = Vec::with_capacity(config.cpus.len());
         let mut raw_drains = Vec::new();
         for (&cpu, live) in config.cpus.iter().zip(live) {
-            let raw = raw_target(
+            let metric = |m: &str| format!("{}.{m}", config.name);
+            let latency_metric = metric("latency");
+            let raw = tapped_raw_target(
                 config.raw_dir.as_deref(),
                 &raw_file_name(config.name, config.interval_ns, cpu),
                 config.raw_ring_capacity,
                 &mut raw_drains,
+                config.split_tap.as_ref().map(|tap| (tap, cpu, latency_metric.as_str())),
             );
-            let metric = |m: &str| format!("{}.{m}", config.name);
             threads.push(PreparedThread {
                 cpu,
-                latency: MetricRecorder::new(metric("latency"), config.histogram_max_ns, planned_ns, raw, 0)?,
+                latency: MetricRecorder::new(latency_metric, config.histogram_max_ns, planned_ns, raw, 0)?,
                 jitter: MetricRecorder::new(metric("jitter"), config.histogram_max_ns, planned_ns, None, 0)?,
                 live,
             });
@@ -329,6 +334,7 @@ mod tests {
             clock: ClockKind::Simulated { seed: 0 },
             setup: ThreadSetup::unchanged(),
             name: "timer",
+            split_tap: None,
         }
     }
 

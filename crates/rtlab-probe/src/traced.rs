@@ -1,23 +1,28 @@
-//! A probe's samples split with the kernel trace taken while it ran (`rtlab run --split`):
-//! reads the probe's raw samples, finds each measuring thread in the trace, cuts every
-//! sample with [`crate::split`], records the parts as metrics of their own and explains the
-//! worst samples.
+//! A probe's samples split with the kernel trace taken while it ran (`rtlab run --split`),
+//! as the run goes on: [`StreamingSplit`] takes the probe's samples from a [`SampleTap`] and
+//! the decoded events from the tracing session's reader, cuts each sample with
+//! [`crate::split`] as soon as the events up to its wake-up are in, records the parts as
+//! metrics of their own, explains the worst samples, and drops every event no sample can
+//! still need. Memory stays bounded whatever the run's length: about two seconds of events
+//! per CPU (the explanations' context, a second either side of a spike) plus the spikes.
 //!
 //! Main types:
 //! - [`SplitSettings`]: which samples to explain and the measuring threads' priority.
+//! - [`StreamingSplit`]: the running split; a [`TraceConsumer`] for the session's reader.
 //! - [`ThreadSplit`]: per thread, how many samples were split, why the others were not, how
 //!   exactly the parts add up, and the explanations.
-//! - [`apply_split`]: adds the part metrics to a finished [`ProbeOutput`] and returns the
-//!   per-thread account.
+//! - [`ProbeSplitAccount`]: what [`StreamingSplit::finish`] adds to a finished
+//!   [`ProbeOutput`] (the part metrics) and returns (the per-thread account).
 
-use crate::raw::{read_all, RawSample};
+use crate::raw::{RawSample, SampleTap, TappedSamples};
 use crate::recorder::MetricRecorder;
 use crate::split::{self, Explanation, SplitParts, Stimulus, Unsplit, WakeSample};
 use crate::{ProbeError, ProbeOutput};
 pub use rtlab_results::split::{part_metrics, SplitCounts};
 use rtlab_sys::tracefs::event::{EventKind, KernelEvent};
-use rtlab_sys::tracefs::TraceCapture;
-use std::collections::BTreeSet;
+use rtlab_sys::tracefs::{StealSample, TraceConsumer};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::mpsc::Receiver;
 
 /// Which samples to explain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +52,10 @@ pub struct ThreadSplit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeSplitAccount {
     pub threads: Vec<ThreadSplit>,
-    /// Kernel events decoded for the split (the measuring threads' CPUs; for net all CPUs).
+    /// Kernel events decoded for the split (every traced CPU).
     pub events: u64,
+    /// The most events held at once (all CPUs): what bounds the split's memory.
+    pub peak_window_events: u64,
 }
 
 /// The kernel's priority of a thread at `policy` `priority` (what `sched_switch` reports).
@@ -60,100 +67,458 @@ pub fn kernel_prio(realtime: bool, priority: i32) -> i32 {
     }
 }
 
-/// Splits every thread of `output` (a `timer` or `net` probe run with raw samples) with
-/// `capture`, appends the three part metrics to each thread and returns the account.
-pub fn apply_split(
-    output: &mut ProbeOutput,
-    capture: &TraceCapture,
-    settings: &SplitSettings,
-) -> Result<ProbeSplitAccount, ProbeError> {
-    let Some(names) = part_metrics(&output.probe) else {
-        return Err(ProbeError::Config(format!("{} has no interrupt/scheduling split", output.probe)));
-    };
-    let stimulus = if output.probe == "net" { Stimulus::Datagram } else { Stimulus::Timer };
-    let trace = |e: rtlab_sys::tracefs::TraceError| ProbeError::Unavailable {
-        probe: output.probe.clone(),
-        what: "the kernel trace".into(),
-        reason: e.to_string(),
-    };
-    // A datagram wakes its receiver from the sender's CPU: the split needs every CPU.
-    let merged = match stimulus {
-        Stimulus::Datagram => Some(capture.all_events().map_err(trace)?),
-        Stimulus::Timer => None,
-    };
-    let mut accounts = Vec::new();
-    let mut events = merged.as_ref().map_or(0, |m| m.len() as u64);
-    for thread in &mut output.threads {
-        let cpu_events = capture.events_of_cpu(thread.cpu).map_err(trace)?;
-        if merged.is_none() {
-            events += cpu_events.len() as u64;
+/// How often the split works through what has come in, in trace time (it is handed events
+/// every poll of the reader, 10 ms; each pass costs an index over the events it looks at).
+const WORK_INTERVAL_NS: u64 = 50_000_000;
+
+/// Events older than this before the oldest sample still to come are dropped whatever
+/// happens: a thread whose samples stop coming cannot make the window grow. A sample
+/// arriving later than that finds its events gone and is counted unsplit.
+const MAX_SAMPLE_DELAY_NS: u64 = 10_000_000_000;
+
+/// A thread whose name never appears in the trace: its samples wait this long for it, then
+/// count as [`Unsplit::NoSwitchIn`].
+const TID_PATIENCE_NS: u64 = 2_000_000_000;
+
+/// One traced CPU's events not yet dropped, and up to when they are complete.
+#[derive(Debug, Default)]
+struct CpuWindow {
+    events: VecDeque<KernelEvent>,
+    complete_before_ns: u64,
+}
+
+impl CpuWindow {
+    /// The events in [from, to], in order.
+    fn range(&mut self, from_ns: u64, to_ns: u64) -> &[KernelEvent] {
+        let events = self.events.make_contiguous();
+        let first = events.partition_point(|e| e.ts_ns < from_ns);
+        let last = events.partition_point(|e| e.ts_ns <= to_ns);
+        events.get(first..last.max(first)).unwrap_or_default()
+    }
+}
+
+/// A spike chosen for explanation; explained once the events up to a second past its
+/// wake-up are in (the explanation names tasks from them).
+#[derive(Debug)]
+struct Candidate {
+    sample: WakeSample,
+    parts: Option<SplitParts>,
+    explanation: Option<Explanation>,
+}
+
+/// One measuring thread.
+struct ThreadState {
+    cpu: usize,
+    comm: String,
+    tid: Option<i32>,
+    /// Samples received and not yet split, with the time each is recorded at.
+    pending: VecDeque<(u64, WakeSample)>,
+    /// Net: the two metrics whose records make a wake-up, until their partner comes.
+    activation: VecDeque<RawSample>,
+    latency: VecDeque<RawSample>,
+    /// Due time of the last sample received: later ones are due after it.
+    last_due_ns: u64,
+    /// The three part metrics, made when the first sample says where the window starts.
+    recorders: Option<Vec<MetricRecorder>>,
+    account: ThreadSplit,
+    /// The worst samples so far, worst first (ties: the earlier first).
+    candidates: Vec<Candidate>,
+}
+
+/// The split of one probe's samples while it runs; see the module documentation.
+pub struct StreamingSplit {
+    probe: String,
+    stimulus: Stimulus,
+    names: [&'static str; 3],
+    settings: SplitSettings,
+    interval_ns: u64,
+    planned_ns: u64,
+    samples: Receiver<TappedSamples>,
+    cpus: BTreeMap<u32, CpuWindow>,
+    threads: BTreeMap<usize, ThreadState>,
+    steal: VecDeque<StealSample>,
+    events: u64,
+    peak_window_events: u64,
+    /// The completeness instant of the last pass.
+    last_work_ns: u64,
+    /// A recorder that could not be made (the histogram's range): reported by `finish`.
+    failure: Option<ProbeError>,
+}
+
+impl StreamingSplit {
+    /// A split of `probe` ("timer" or "net") whose threads sample every `interval_ns` for
+    /// about `planned_ns`, with the events of `traced_cpus`; the tap to give the probe, and
+    /// the split for the tracing session.
+    pub fn new(
+        probe: &str,
+        settings: SplitSettings,
+        interval_ns: u64,
+        planned_ns: u64,
+        traced_cpus: &[usize],
+    ) -> Result<(SampleTap, StreamingSplit), ProbeError> {
+        let Some(names) = part_metrics(probe) else {
+            return Err(ProbeError::Config(format!("{probe} has no interrupt/scheduling split")));
+        };
+        let (tap, samples) = SampleTap::new();
+        let split = StreamingSplit {
+            probe: probe.to_string(),
+            stimulus: if probe == "net" { Stimulus::Datagram } else { Stimulus::Timer },
+            names,
+            settings,
+            interval_ns: interval_ns.max(1),
+            planned_ns: planned_ns.max(1),
+            samples,
+            // Every traced CPU from the start: none is complete until its reader says so.
+            cpus: traced_cpus.iter().map(|&cpu| (cpu as u32, CpuWindow::default())).collect(),
+            threads: BTreeMap::new(),
+            steal: VecDeque::new(),
+            events: 0,
+            peak_window_events: 0,
+            last_work_ns: 0,
+            failure: None,
+        };
+        Ok((tap, split))
+    }
+
+    /// How far before a sample's due time its events are kept: the explanation's context,
+    /// the arming of its timer (one interval before), the lost-event look-back.
+    fn keep_before_ns(&self) -> u64 {
+        split::CONTEXT_LOOKBACK_NS + 2 * self.interval_ns + split::LOST_LOOKBACK_NS
+    }
+
+    /// Works through everything, as if every CPU's events were complete: after the session
+    /// stopped and the probe finished. Adds the part metrics to `output`'s threads.
+    pub fn finish(mut self, output: &mut ProbeOutput) -> Result<ProbeSplitAccount, ProbeError> {
+        for window in self.cpus.values_mut() {
+            window.complete_before_ns = u64::MAX;
         }
-        let (at, samples) = wake_samples(thread, stimulus)?;
-        let comm = format!("rtlab-{}/{}", output.probe, thread.cpu);
-        let tid = thread_tid(&cpu_events, thread.cpu as u32, &comm, stimulus, &samples);
-        let results = match tid {
-            Some(tid) => split::split_samples(merged.as_deref().unwrap_or(&cpu_events), tid, stimulus, &samples),
+        self.work();
+        if let Some(failure) = self.failure.take() {
+            return Err(failure);
+        }
+        let mut accounts = Vec::new();
+        for thread in &mut output.threads {
+            let state = self.threads.remove(&thread.cpu);
+            let (account, recorders) = match state {
+                Some(mut state) => {
+                    state.account.counts.tid = state.tid;
+                    state.account.explanations = state.candidates.into_iter().filter_map(|c| c.explanation).collect();
+                    (state.account, state.recorders)
+                }
+                None => (empty_account(thread.cpu), None),
+            };
+            let recorders = match recorders {
+                Some(r) => r,
+                None => self.recorders(0)?,
+            };
+            thread.metrics.extend(recorders.into_iter().map(MetricRecorder::finish));
+            accounts.push(account);
+        }
+        Ok(ProbeSplitAccount { threads: accounts, events: self.events, peak_window_events: self.peak_window_events })
+    }
+
+    fn recorders(&self, window_start_ns: u64) -> Result<Vec<MetricRecorder>, ProbeError> {
+        let mut recorders = self
+            .names
+            .iter()
+            .map(|name| MetricRecorder::new(*name, self.settings.histogram_max_ns, self.planned_ns, None, 0))
+            .collect::<Result<Vec<_>, _>>()?;
+        for r in &mut recorders {
+            r.start(window_start_ns);
+        }
+        Ok(recorders)
+    }
+
+    /// Takes the samples the tap has delivered.
+    fn receive_samples(&mut self) {
+        while let Ok(batch) = self.samples.try_recv() {
+            let stimulus = self.stimulus;
+            let probe = self.probe.clone();
+            let thread = self.threads.entry(batch.cpu).or_insert_with(|| ThreadState {
+                cpu: batch.cpu,
+                comm: format!("rtlab-{probe}/{}", batch.cpu),
+                tid: None,
+                pending: VecDeque::new(),
+                activation: VecDeque::new(),
+                latency: VecDeque::new(),
+                last_due_ns: 0,
+                recorders: None,
+                account: empty_account(batch.cpu),
+                candidates: Vec::new(),
+            });
+            let cpu = batch.cpu as u32;
+            match stimulus {
+                Stimulus::Timer => {
+                    for s in batch.samples {
+                        let wake = WakeSample {
+                            cpu,
+                            due_ns: s.expected_ns,
+                            wake_ns: s.expected_ns.saturating_add_signed(s.value_ns),
+                        };
+                        thread.push(s.expected_ns, wake);
+                    }
+                }
+                Stimulus::Datagram => {
+                    match batch.metric.rsplit('.').next() {
+                        Some("activation") => thread.activation.extend(batch.samples),
+                        Some("latency") => thread.latency.extend(batch.samples),
+                        _ => continue,
+                    }
+                    thread.pair_datagrams();
+                }
+            }
+        }
+    }
+
+    /// Splits what can be split, explains what can be explained, drops what no sample
+    /// needs any more.
+    fn work(&mut self) {
+        self.receive_samples();
+        let keep_before = self.keep_before_ns();
+        let all_complete = self.cpus.values().map(|w| w.complete_before_ns).min().unwrap_or(0);
+        let cpus: Vec<usize> = self.threads.keys().copied().collect();
+        for cpu in cpus {
+            if let Err(e) = self.work_on_thread(cpu, all_complete) {
+                self.failure.get_or_insert(e);
+            }
+        }
+        // What every thread may still need: its oldest pending sample or candidate, else the
+        // sample after its last one. Before any sample has come, only the floor below.
+        let mut keep_from = if self.threads.is_empty() { 0 } else { u64::MAX };
+        for thread in self.threads.values() {
+            let next_due = thread
+                .pending
+                .front()
+                .map(|(_, s)| s.due_ns)
+                .unwrap_or_else(|| thread.last_due_ns.saturating_add(self.interval_ns));
+            let unexplained = thread.candidates.iter().filter(|c| c.explanation.is_none()).map(|c| c.sample.due_ns);
+            keep_from = unexplained.fold(keep_from.min(next_due), u64::min);
+        }
+        let newest = self.cpus.values().filter_map(|w| w.events.back()).map(|e| e.ts_ns).max().unwrap_or(0);
+        let floor = newest.saturating_sub(MAX_SAMPLE_DELAY_NS + keep_before);
+        let keep_from = keep_from.saturating_sub(keep_before).max(floor);
+        for window in self.cpus.values_mut() {
+            while window.events.front().is_some_and(|e| e.ts_ns < keep_from) {
+                window.events.pop_front();
+            }
+        }
+        // Steal: the last reading before the kept window stays (it opens the interval).
+        while self.steal.get(self.cpus.len().max(1)).is_some_and(|r| r.ts_ns < keep_from) {
+            self.steal.pop_front();
+        }
+    }
+
+    fn work_on_thread(&mut self, cpu: usize, all_complete: u64) -> Result<(), ProbeError> {
+        let cpu_id = cpu as u32;
+        let complete = match self.stimulus {
+            Stimulus::Timer => self.cpus.get(&cpu_id).map_or(0, |w| w.complete_before_ns),
+            // A datagram wakes its receiver from the sender's CPU: every CPU must be in.
+            Stimulus::Datagram => all_complete,
+        };
+        let Some(mut thread) = self.threads.remove(&cpu) else { return Ok(()) };
+        let result = self.split_ready(&mut thread, cpu_id, complete);
+        self.explain_ready(&mut thread, cpu_id, complete);
+        self.threads.insert(cpu, thread);
+        result
+    }
+
+    /// Splits the thread's pending samples whose events are all in.
+    fn split_ready(&mut self, thread: &mut ThreadState, cpu: u32, complete: u64) -> Result<(), ProbeError> {
+        let ready = thread.pending.iter().take_while(|(_, s)| s.wake_ns < complete).count();
+        if ready == 0 {
+            return Ok(());
+        }
+        let batch: Vec<(u64, WakeSample)> = thread.pending.drain(..ready).collect();
+        let samples: Vec<WakeSample> = batch.iter().map(|(_, s)| *s).collect();
+        let first_due = samples.iter().map(|s| s.due_ns).min().unwrap_or(0);
+        let last_wake = samples.iter().map(|s| s.wake_ns).max().unwrap_or(0);
+        let from = first_due.saturating_sub(2 * self.interval_ns + split::LOST_LOOKBACK_NS);
+        if thread.tid.is_none() {
+            let events = self.cpus.entry(cpu).or_default().range(0, last_wake);
+            thread.tid = thread_tid(events, cpu, &thread.comm, self.stimulus, &samples);
+        }
+        let results = match thread.tid {
+            Some(tid) => {
+                let merged;
+                let events: &[KernelEvent] = match self.stimulus {
+                    Stimulus::Timer => self.cpus.entry(cpu).or_default().range(from, last_wake),
+                    Stimulus::Datagram => {
+                        merged = self.merged(from, last_wake);
+                        &merged
+                    }
+                };
+                split::split_samples(events, tid, self.stimulus, &samples)
+            }
+            None if complete.saturating_sub(first_due) < TID_PATIENCE_NS => {
+                // The thread's name may not have been traced yet: wait for it.
+                for item in batch.into_iter().rev() {
+                    thread.pending.push_front(item);
+                }
+                return Ok(());
+            }
             None => vec![Err(Unsplit::NoSwitchIn); samples.len()],
         };
-        let planned_ns = thread.cycles.saturating_mul(thread.interval_ns).max(1);
-        let mut recorders = names
-            .iter()
-            .map(|name| MetricRecorder::new(*name, settings.histogram_max_ns, planned_ns, None, 0))
-            .collect::<Result<Vec<_>, _>>()?;
-        let window_start = at.iter().copied().min().unwrap_or(0);
-        for r in &mut recorders {
-            r.start(window_start);
+        if thread.recorders.is_none() {
+            thread.recorders = Some(self.recorders(thread.account.window_start_ns)?);
         }
-        let mut account = ThreadSplit {
-            counts: SplitCounts {
-                cpu: thread.cpu,
+        for ((at_ns, sample), result) in batch.iter().zip(results) {
+            thread.record(*at_ns, sample, result, &self.settings);
+        }
+        Ok(())
+    }
+
+    /// Explains the candidates whose events up to a second past the wake-up are in.
+    fn explain_ready(&mut self, thread: &mut ThreadState, cpu: u32, complete: u64) {
+        let Some(tid) = thread.tid else { return };
+        for candidate in thread.candidates.iter_mut().filter(|c| c.explanation.is_none()) {
+            let sample = candidate.sample;
+            if sample.wake_ns.saturating_add(split::CONTEXT_LOOKBACK_NS) >= complete {
+                continue;
+            }
+            let events = self.cpus.entry(cpu).or_default().range(
+                sample.due_ns.saturating_sub(split::CONTEXT_LOOKBACK_NS),
+                sample.wake_ns.saturating_add(split::CONTEXT_LOOKBACK_NS),
+            );
+            let steal: Vec<StealSample> = self.steal.iter().copied().collect();
+            candidate.explanation = Some(split::explain(
+                events,
                 tid,
-                samples: samples.len() as u64,
-                split: 0,
-                unsplit: Vec::new(),
-                sum_within_1us: 0,
-                switch_in_inferred: 0,
-                max_sum_error_ns: 0,
-            },
-            window_start_ns: window_start,
-            above_threshold: 0,
-            explanations: Vec::new(),
-        };
-        for ((sample, result), &at_ns) in samples.iter().zip(&results).zip(&at) {
-            match result {
-                Ok(parts) => {
-                    account.counts.split += 1;
-                    account.counts.switch_in_inferred += u64::from(parts.switch_in_inferred);
-                    let error = (parts.first_ns + parts.sched_ns + parts.return_ns - sample.latency_ns()).abs();
-                    account.counts.max_sum_error_ns = account.counts.max_sum_error_ns.max(error);
-                    if error <= 1_000 {
-                        account.counts.sum_within_1us += 1;
-                    }
-                    let cpu = thread.cpu as u32;
+                self.settings.thread_prio,
+                self.stimulus,
+                &sample,
+                candidate.parts,
+                &steal,
+            ));
+        }
+    }
+
+    /// Every CPU's events in [from, to], merged in time order (CPU by CPU for equal stamps).
+    fn merged(&mut self, from_ns: u64, to_ns: u64) -> Vec<KernelEvent> {
+        let mut all: Vec<KernelEvent> = self.cpus.values_mut().flat_map(|w| w.range(from_ns, to_ns).to_vec()).collect();
+        all.sort_by_key(|e| e.ts_ns);
+        all
+    }
+}
+
+fn empty_account(cpu: usize) -> ThreadSplit {
+    ThreadSplit {
+        counts: SplitCounts {
+            cpu,
+            tid: None,
+            samples: 0,
+            split: 0,
+            unsplit: Vec::new(),
+            sum_within_1us: 0,
+            switch_in_inferred: 0,
+            max_sum_error_ns: 0,
+        },
+        window_start_ns: 0,
+        above_threshold: 0,
+        explanations: Vec::new(),
+    }
+}
+
+impl ThreadState {
+    fn push(&mut self, at_ns: u64, sample: WakeSample) {
+        if self.account.counts.samples == 0 {
+            self.account.window_start_ns = at_ns;
+        }
+        self.account.counts.samples += 1;
+        self.last_due_ns = self.last_due_ns.max(sample.due_ns);
+        self.pending.push_back((at_ns, sample));
+    }
+
+    /// Net: the activation and latency records of one datagram align (both recorded at the
+    /// send's monotonic time): wake = send + latency; receive = wake - activation (the
+    /// activation is a CLOCK_REALTIME difference, the same length on CLOCK_MONOTONIC within
+    /// the sample). A record without its partner is dropped.
+    fn pair_datagrams(&mut self) {
+        while let (Some(a), Some(l)) = (self.activation.front().copied(), self.latency.front().copied()) {
+            if a.expected_ns < l.expected_ns {
+                self.activation.pop_front();
+            } else if l.expected_ns < a.expected_ns {
+                self.latency.pop_front();
+            } else {
+                self.activation.pop_front();
+                self.latency.pop_front();
+                let wake_ns = l.expected_ns.saturating_add_signed(l.value_ns);
+                let due_ns = wake_ns.saturating_add_signed(-a.value_ns);
+                self.push(a.expected_ns, WakeSample { cpu: self.cpu as u32, due_ns, wake_ns });
+            }
+        }
+    }
+
+    /// Records one sample's split and keeps it if it is among the worst.
+    fn record(
+        &mut self,
+        at_ns: u64,
+        sample: &WakeSample,
+        result: Result<SplitParts, Unsplit>,
+        settings: &SplitSettings,
+    ) {
+        let counts = &mut self.account.counts;
+        match result {
+            Ok(parts) => {
+                counts.split += 1;
+                counts.switch_in_inferred += u64::from(parts.switch_in_inferred);
+                let error = (parts.first_ns + parts.sched_ns + parts.return_ns - sample.latency_ns()).abs();
+                counts.max_sum_error_ns = counts.max_sum_error_ns.max(error);
+                if error <= 1_000 {
+                    counts.sum_within_1us += 1;
+                }
+                if let Some(recorders) = self.recorders.as_mut() {
+                    let cpu = self.cpu as u32;
                     recorders[0].record(at_ns, parts.first_ns, cpu, 0);
                     recorders[1].record(at_ns, parts.sched_ns, cpu, 0);
                     recorders[2].record(at_ns, parts.return_ns, cpu, 0);
                 }
-                Err(reason) => match account.counts.unsplit.iter_mut().find(|(r, _)| r == reason) {
-                    Some((_, n)) => *n += 1,
-                    None => account.counts.unsplit.push((*reason, 1)),
-                },
             }
+            Err(reason) => match counts.unsplit.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, n)) => *n += 1,
+                None => counts.unsplit.push((reason, 1)),
+            },
         }
-        if let Some(tid) = tid {
-            let chosen = spikes_to_explain(&samples, settings, &mut account.above_threshold);
-            account.explanations = chosen
-                .into_iter()
-                .map(|i| {
-                    let parts: Option<SplitParts> = results[i].ok();
-                    split::explain(&cpu_events, tid, settings.thread_prio, stimulus, &samples[i], parts, &capture.steal)
-                })
-                .collect();
+        let latency = sample.latency_ns();
+        let keep = match settings.explain_above_ns {
+            Some(threshold) if latency > threshold as i64 => {
+                self.account.above_threshold += 1;
+                settings.max_explained
+            }
+            Some(_) => 0,
+            None => settings.default_explained,
+        };
+        // Worst first; an equal latency keeps the earlier sample (strictly worse replaces).
+        let worse_than_kept = self.candidates.len() < keep
+            || self.candidates.last().is_some_and(|last| latency > last.sample.latency_ns());
+        if keep == 0 || !worse_than_kept {
+            return;
         }
-        thread.metrics.extend(recorders.into_iter().map(MetricRecorder::finish));
-        accounts.push(account);
+        let at = self.candidates.partition_point(|c| c.sample.latency_ns() >= latency);
+        self.candidates.insert(at, Candidate { sample: *sample, parts: result.ok(), explanation: None });
+        self.candidates.truncate(keep);
     }
-    Ok(ProbeSplitAccount { threads: accounts, events })
+}
+
+impl TraceConsumer for StreamingSplit {
+    fn events(&mut self, cpu: u32, events: Vec<KernelEvent>) {
+        self.events += events.len() as u64;
+        self.cpus.entry(cpu).or_default().events.extend(events);
+        let held: usize = self.cpus.values().map(|w| w.events.len()).sum();
+        self.peak_window_events = self.peak_window_events.max(held as u64);
+    }
+
+    fn complete_before(&mut self, cpu: u32, ns: u64) {
+        let window = self.cpus.entry(cpu).or_default();
+        window.complete_before_ns = window.complete_before_ns.max(ns);
+        if ns == u64::MAX || ns >= self.last_work_ns.saturating_add(WORK_INTERVAL_NS) {
+            self.work();
+            self.last_work_ns = ns;
+        }
+    }
+
+    fn steal(&mut self, readings: &[StealSample]) {
+        self.steal.extend(readings.iter().copied());
+    }
 }
 
 /// The measuring thread's id in the trace. Another rtlab running at the same time has
@@ -195,72 +560,6 @@ fn thread_tid(events: &[KernelEvent], cpu: u32, comm: &str, stimulus: Stimulus, 
             .count()
     };
     candidates.into_iter().max_by_key(|&pid| armed_for_us(pid))
-}
-
-/// Indices of the samples to explain, worst first: every sample above the threshold (the
-/// worst `max_explained` of them), else the `default_explained` worst.
-fn spikes_to_explain(samples: &[WakeSample], settings: &SplitSettings, above: &mut u64) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..samples.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(samples[i].latency_ns()));
-    let keep = match settings.explain_above_ns {
-        Some(threshold) => {
-            let n = samples.iter().filter(|s| s.latency_ns() > threshold as i64).count();
-            *above = n as u64;
-            n.min(settings.max_explained)
-        }
-        None => settings.default_explained.min(samples.len()),
-    };
-    order.truncate(keep);
-    order
-}
-
-/// The thread's samples as wake-ups, with the time each is recorded at (its raw
-/// `expected_ns`), from its raw sample files.
-fn wake_samples(thread: &crate::ThreadOutput, stimulus: Stimulus) -> Result<(Vec<u64>, Vec<WakeSample>), ProbeError> {
-    let raw_of = |metric: &str| -> Result<Vec<RawSample>, ProbeError> {
-        let file = thread
-            .metrics
-            .iter()
-            .find(|m| m.metric == metric)
-            .and_then(|m| m.raw_file.as_ref())
-            .ok_or_else(|| ProbeError::Config(format!("--split needs the raw samples of {metric}")))?;
-        Ok(read_all(file)?)
-    };
-    let cpu = thread.cpu as u32;
-    match stimulus {
-        Stimulus::Timer => {
-            let raw = raw_of("timer.latency")?;
-            let at = raw.iter().map(|s| s.expected_ns).collect();
-            let samples = raw
-                .iter()
-                .map(|s| WakeSample {
-                    cpu,
-                    due_ns: s.expected_ns,
-                    wake_ns: s.expected_ns.saturating_add_signed(s.value_ns),
-                })
-                .collect();
-            Ok((at, samples))
-        }
-        Stimulus::Datagram => {
-            // The three net files align record by record (all recorded at the send's
-            // monotonic time): wake = send + latency; receive = wake - activation (the
-            // activation is a CLOCK_REALTIME difference, the same length on CLOCK_MONOTONIC
-            // within the sample).
-            let activation = raw_of("net.activation")?;
-            let latency = raw_of("net.latency")?;
-            let mut at = Vec::with_capacity(activation.len());
-            let mut samples = Vec::with_capacity(activation.len());
-            for (a, l) in activation.iter().zip(&latency) {
-                if a.expected_ns != l.expected_ns {
-                    continue;
-                }
-                let wake_ns = l.expected_ns.saturating_add_signed(l.value_ns);
-                at.push(a.expected_ns);
-                samples.push(WakeSample { cpu, due_ns: wake_ns.saturating_add_signed(-a.value_ns), wake_ns });
-            }
-            Ok((at, samples))
-        }
-    }
 }
 
 #[cfg(test)]

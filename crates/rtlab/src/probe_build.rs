@@ -21,8 +21,10 @@ pub struct BuildContext {
     pub setup: ThreadSetup,
     pub raw_dir: Option<PathBuf>,
     pub clock: ClockKind,
-    /// With `--split`: where the kernel trace of this probe is spooled.
+    /// With `--split --raw`: where the kernel trace of this probe is spooled.
     pub trace_dir: Option<PathBuf>,
+    /// With `--split`: where the timer or net probe hands its samples to the split.
+    pub split_tap: Option<rtlab_probe::raw::SampleTap>,
 }
 
 /// Each probe's budget in a scenario: with `--samples`, that many per thread; with a
@@ -89,6 +91,7 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
         bind: s.bind.as_ref().and_then(|b| b.parse().ok()),
         interface: s.interface.clone(),
         name: "net",
+        split_tap: context.split_tap.clone(),
     };
     let ipc = |m: Mechanism, budget: Budget| IpcConfig {
         mechanism: m,
@@ -110,6 +113,7 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
         clock: context.clock,
         setup: context.setup,
         name,
+        split_tap: context.split_tap.clone(),
     };
     Ok(match probe {
         ProbeChoice::Timer => Box::new(TimerProbe::new(timer("timer", plan.interval_ns, budget))?),

@@ -10,6 +10,7 @@ use crate::progress::{self, Progress};
 use anyhow::Context;
 use rtlab_analysis::Summary;
 use rtlab_load::host::LoadHost;
+use rtlab_probe::traced::StreamingSplit;
 use rtlab_probe::{ClockKind, Probe, ProbeError, ProbeOutput, ThreadSetup};
 use rtlab_results::host::{Policy, SystemInfo};
 use rtlab_results::run::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
@@ -170,7 +171,7 @@ pub fn run(
     // queues, no socket timestamps; exit 3) fails here, cleanly.
     for &probe in &plan.probes {
         let clock = if simulated { ClockKind::Simulated { seed: 0 } } else { ClockKind::Monotonic };
-        let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None };
+        let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None, split_tap: None };
         drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
     // --split on a host booted without tracefs: mounted for the run (as root), unmounted
@@ -222,10 +223,6 @@ pub fn run(
     }
     let end_time = chrono::Local::now();
     drop(guards);
-    if plan.split && !plan.raw {
-        // The spool files went after each split; their directories go too.
-        let _ = std::fs::remove_dir_all(plan.output.join("trace"));
-    }
 
     let interrupted = stop.load(Ordering::SeqCst) || scenarios.iter().any(|s| s.interrupted);
     let warnings = rtlab_sys::sysinfo::distortions(&host, &plan.cpus);
@@ -384,8 +381,7 @@ fn measure_scenario(
         Some(seed) => ClockKind::Simulated { seed: seed.wrapping_add(index as u64) },
         None => ClockKind::Monotonic,
     };
-    // The split is per sample: it reads the probe's raw samples.
-    let raw_dir = (plan.raw || plan.split).then(|| plan.output.join("samples").join(scenario_dir_name(index, name)));
+    let raw_dir = plan.raw.then(|| plan.output.join("samples").join(scenario_dir_name(index, name)));
     if let Some(dir) = &raw_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -399,20 +395,24 @@ fn measure_scenario(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let trace_dir =
-            plan.split.then(|| plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name()));
-        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock, trace_dir };
+        // The split takes the samples and the trace while the probe runs; the trace's pages
+        // are kept only with --raw.
+        let split = if plan.split { crate::split_run::streaming_split(plan, choice)? } else { None };
+        let trace_dir = (split.is_some() && plan.raw)
+            .then(|| plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name()));
+        let (split_tap, split) = split.unzip();
+        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock, trace_dir, split_tap };
         let title = match (plan.scenarios.len(), plan.probes.len()) {
             (1, 1) => name.to_string(),
             (1, n) => format!("{} ({}/{n})", choice.name(), probe_index + 1),
             (s, 1) => format!("{name} ({}/{s})", index + 1),
             (s, n) => format!("{name} ({}/{s}) · {} ({}/{n})", index + 1, choice.name(), probe_index + 1),
         };
-        match measure_probe(plan, choice, &context, &title, &mut host, &mut scenario, stop) {
-            Ok((mut output, elapsed, capture)) => {
-                if let Some(capture) = capture {
-                    progress::note(plan, "Splitting the samples with the kernel trace");
-                    match crate::split_run::split_probe(plan, &mut output, &capture, name) {
+        let job = ProbeJob { choice, context: &context, split, title: &title };
+        match measure_probe(plan, job, &mut host, &mut scenario, stop) {
+            Ok((mut output, elapsed, traced)) => {
+                if let Some((capture, split)) = traced {
+                    match crate::split_run::split_probe(&mut output, &capture, split, name) {
                         Ok(split) => splits.push(split),
                         Err(e) => {
                             outcome = Err(e);
@@ -501,25 +501,39 @@ impl RawAccount {
     }
 }
 
+/// One probe of a scenario to measure: what it is built with, its split (with --split) and
+/// the title of its progress bar.
+struct ProbeJob<'a> {
+    choice: ProbeChoice,
+    context: &'a BuildContext,
+    split: Option<StreamingSplit>,
+    title: &'a str,
+}
+
+/// A split probe's trace session, stopped, and its split, to be finished.
+type Traced = (rtlab_sys::tracefs::TraceCapture, StreamingSplit);
+
 /// One probe in a scenario: build it (allocating everything its threads touch), sample on
 /// a driver thread while showing progress and watching the loads, and return its output
 /// with the seconds it sampled.
 fn measure_probe(
     plan: &RunPlan,
-    choice: ProbeChoice,
-    context: &BuildContext,
-    title: &str,
+    job: ProbeJob<'_>,
     host: &mut Option<LoadHost>,
     scenario: &mut Scenario,
     stop: &Arc<AtomicBool>,
-) -> anyhow::Result<(ProbeOutput, f64, Option<rtlab_sys::tracefs::TraceCapture>)> {
+) -> anyhow::Result<(ProbeOutput, f64, Option<Traced>)> {
+    let ProbeJob { choice, context, split, title } = job;
     let simulated = plan.simulate.is_some();
     let probe: Box<dyn Probe> = probe_build::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
     let live = probe.live();
     // Tracing starts after the probe is built (its allocations are not traced) and stops
     // when it has joined; the session's guard removes its tracefs instance on every path.
-    let session = match &context.trace_dir {
-        Some(dir) => Some(crate::split_run::start_tracing(dir)?),
+    let session = match split {
+        Some(split) => {
+            let split = Arc::new(std::sync::Mutex::new(split));
+            Some((crate::split_run::start_tracing(context.trace_dir.as_deref(), split.clone())?, split))
+        }
         None => None,
     };
     let started = Instant::now();
@@ -541,12 +555,18 @@ fn measure_probe(
         Ok(joined) => joined,
         Err(_) => return Err(environment("the probe thread panicked; nothing was saved")),
     };
-    let capture = match session {
-        Some(session) => Some(
-            session
+    let traced = match session {
+        Some((session, split)) => {
+            let capture = session
                 .stop()
-                .map_err(|e| environment(format!("--split: the kernel trace could not be collected: {e}")))?,
-        ),
+                .map_err(|e| environment(format!("--split: the kernel trace could not be collected: {e}")))?;
+            // The session's reader has stopped and let go of the split.
+            let split = Arc::try_unwrap(split)
+                .map_err(|_| environment("--split: the trace reader still held the split; nothing was saved"))?
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Some((capture, split))
+        }
         None => None,
     };
     let output = outcome.map_err(|e| probe_error(choice, e))?;
@@ -566,7 +586,7 @@ fn measure_probe(
         // The probe thread's own end time: the main thread polls and may notice it late.
         sampling_ended.duration_since(started).as_secs_f64()
     };
-    Ok((output, elapsed, capture))
+    Ok((output, elapsed, traced))
 }
 
 fn format_ns(ns: u64) -> String {

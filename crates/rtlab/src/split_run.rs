@@ -3,14 +3,17 @@
 
 use crate::errors::environment;
 use crate::experiment::RunPlan;
+use crate::probe_plan::ProbeChoice;
 use anyhow::Context;
-use rtlab_probe::traced::{apply_split, kernel_prio, SplitSettings, ThreadSplit};
+use rtlab_probe::raw::SampleTap;
+use rtlab_probe::traced::{kernel_prio, SplitSettings, StreamingSplit, ThreadSplit};
 use rtlab_probe::ProbeOutput;
 use rtlab_results::split::{
     ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
 };
 use rtlab_sys::tracefs::{self, BackendSupport, TraceCapture, TraceConfig, TraceSession};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 /// Ring buffer per traced CPU: seconds of events even under load, so that a reader kept off
 /// the CPU for a while loses nothing.
@@ -104,12 +107,44 @@ pub fn with_mount_note(mut backend: Backend, mount: Option<&MountedTracing>) -> 
     backend
 }
 
-/// Starts tracing every online CPU (a datagram wakes its receiver from the sender's CPU),
-/// spooling into `dir`.
-pub fn start_tracing(dir: &Path) -> anyhow::Result<TraceSession> {
-    let cpus = rtlab_sys::sched::online_cpus().context("--split: cannot list the online CPUs")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    TraceSession::start(TraceConfig { cpus, buffer_kb_per_cpu: BUFFER_KB_PER_CPU, spool_dir: dir.to_path_buf() })
+/// The CPUs traced: every online one (a datagram wakes its receiver from the sender's CPU).
+fn traced_cpus() -> anyhow::Result<Vec<usize>> {
+    rtlab_sys::sched::online_cpus().context("--split: cannot list the online CPUs")
+}
+
+/// Starts tracing the traced CPUs into `split`, the pages also spooled into `dir` (--raw).
+pub fn start_tracing(dir: Option<&Path>, split: Arc<Mutex<StreamingSplit>>) -> anyhow::Result<TraceSession> {
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let config = TraceConfig {
+        cpus: traced_cpus()?,
+        buffer_kb_per_cpu: BUFFER_KB_PER_CPU,
+        spool_dir: dir.map(Path::to_path_buf),
+    };
+    TraceSession::start_streaming(config, split).map_err(|e| environment(format!("--split: {e}")))
+}
+
+/// The split of `choice` (timer or net; None for a probe without one) and the tap its
+/// samples reach it through.
+pub fn streaming_split(plan: &RunPlan, choice: ProbeChoice) -> anyhow::Result<Option<(SampleTap, StreamingSplit)>> {
+    let interval_ns = match choice {
+        ProbeChoice::Timer => plan.interval_ns,
+        ProbeChoice::Net => {
+            (1e9 / plan.probe_settings.rates_hz.get("net").copied().unwrap_or(1_000.0)).round().max(1.0) as u64
+        }
+        _ => return Ok(None),
+    };
+    let settings = SplitSettings {
+        explain_above_ns: plan.explain_above_ns,
+        max_explained: MAX_EXPLAINED_PER_THREAD,
+        default_explained: DEFAULT_EXPLAINED_PER_THREAD,
+        thread_prio: kernel_prio(plan.policy.is_realtime(), plan.priority),
+        histogram_max_ns: plan.histogram_max_ns,
+    };
+    let planned_ns = crate::probe_build::expected_ns(plan, choice);
+    StreamingSplit::new(choice.name(), settings, interval_ns, planned_ns, &traced_cpus()?)
+        .map(Some)
         .map_err(|e| environment(format!("--split: {e}")))
 }
 
@@ -124,33 +159,24 @@ pub struct ProbeSplit {
     pub description: String,
 }
 
-/// Splits `output`'s samples with `capture`, adding the part metrics to it. The spool files
-/// are removed unless raw output was asked for.
+/// Finishes `split` (the last samples and events), adding the part metrics to `output`.
 pub fn split_probe(
-    plan: &RunPlan,
     output: &mut ProbeOutput,
     capture: &TraceCapture,
+    split: StreamingSplit,
     scenario: &str,
 ) -> anyhow::Result<ProbeSplit> {
-    let settings = SplitSettings {
-        explain_above_ns: plan.explain_above_ns,
-        max_explained: MAX_EXPLAINED_PER_THREAD,
-        default_explained: DEFAULT_EXPLAINED_PER_THREAD,
-        thread_prio: kernel_prio(plan.policy.is_realtime(), plan.priority),
-        histogram_max_ns: plan.histogram_max_ns,
-    };
-    let account =
-        apply_split(output, capture, &settings).map_err(|e| environment(format!("--split: {e}; nothing was saved")))?;
-    if !plan.raw {
-        capture.remove_spool().map_err(|e| environment(format!("--split: {e}")))?;
-    }
+    let account = split.finish(output).map_err(|e| environment(format!("--split: {e}; nothing was saved")))?;
     Ok(ProbeSplit {
         scenario: scenario.to_string(),
         probe: output.probe.clone(),
         threads: account.threads,
         events: account.events,
         events_lost: capture.events_lost,
-        description: capture.description.clone(),
+        description: format!(
+            "{}; the split worked through them during the run, holding at most {} events at once",
+            capture.description, account.peak_window_events
+        ),
     })
 }
 
