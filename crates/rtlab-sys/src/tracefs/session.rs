@@ -38,7 +38,8 @@ const POLL_INTERVAL: Duration = Duration::from_millis(10);
 const STEAL_INTERVAL: Duration = Duration::from_millis(100);
 /// An event is stamped when its slot is reserved and readable once committed, a few
 /// hundred ns later with preemption off: a CPU whose buffer was empty at instant r has
-/// handed over every event stamped this much before r.
+/// handed over every event stamped this much before r (and, pages coming out in time
+/// order, every event this much before the last one read).
 const COMMIT_MARGIN_NS: u64 = 1_000_000;
 
 /// Sessions started by this process, for unique instance names.
@@ -81,7 +82,7 @@ pub(super) fn check_support() -> Result<PathBuf, TraceError> {
 
 /// The address of `hrtimer_wakeup` (the callback of a sleeping task's timer) from
 /// /proc/kallsyms; None when unreadable or hidden (kptr_restrict shows zeros).
-fn hrtimer_wakeup_address() -> Option<u64> {
+pub(super) fn hrtimer_wakeup_address() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
     text.lines().find_map(|line| {
         let mut f = line.split_whitespace();
@@ -149,6 +150,8 @@ struct CpuReader {
     spool: Option<File>,
     /// Bytes read (whole pages unless the kernel misbehaves: checked per read).
     bytes: u64,
+    /// What the consumer was last told is complete (never goes back).
+    complete_before_ns: u64,
 }
 
 /// What the reader hands the pages to besides the spool.
@@ -198,7 +201,17 @@ fn reader_loop(
                         out.pages_with_uncounted_loss += uncounted;
                         if let Some(d) = &decoding {
                             let decoded = super::ring::decode_pages(data, d.layout, cpu, &d.formats)?;
-                            lock(&d.consumer).events(cpu, decoded.events);
+                            // A CPU's pages come out in time order: while a backlog is
+                            // drained, what came before the last event is complete, so the
+                            // consumer can work through it instead of holding the backlog.
+                            let last_ns = decoded.events.last().map(|e| e.ts_ns);
+                            let mut consumer = lock(&d.consumer);
+                            consumer.events(cpu, decoded.events);
+                            if let Some(last_ns) = last_ns {
+                                r.complete_before_ns =
+                                    r.complete_before_ns.max(last_ns.saturating_sub(COMMIT_MARGIN_NS));
+                                consumer.complete_before(cpu, r.complete_before_ns);
+                            }
                         }
                         r.bytes += n as u64;
                         read_any = true;
@@ -211,7 +224,8 @@ fn reader_loop(
             if let Some(d) = &decoding {
                 // After the last drain nothing more can come.
                 let complete = if stopping { u64::MAX } else { empty_from_ns.saturating_sub(COMMIT_MARGIN_NS) };
-                lock(&d.consumer).complete_before(cpu, complete);
+                r.complete_before_ns = r.complete_before_ns.max(complete);
+                lock(&d.consumer).complete_before(cpu, r.complete_before_ns);
             }
         }
         if Instant::now() >= next_steal || stopping {
@@ -401,7 +415,7 @@ impl Session {
                 }
                 None => None,
             };
-            readers.push(CpuReader { cpu, pipe, spool, bytes: 0 });
+            readers.push(CpuReader { cpu, pipe, spool, bytes: 0, complete_before_ns: 0 });
         }
 
         let destination = match (&self.config.spool_dir, &self.consumer) {
