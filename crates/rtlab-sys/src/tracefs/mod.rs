@@ -21,6 +21,7 @@
 //! - [`support`]: which split backends this kernel supports (for `rtlab sysinfo` and the
 //!   exit-3 message of `--split`).
 
+pub mod ebpf;
 pub mod event;
 pub mod format;
 pub mod mount;
@@ -216,16 +217,15 @@ pub fn support() -> Vec<BackendSupport> {
             BackendSupport { name: "timerlat", usable: false, detail: detail.into() }
         }
     };
-    let btf = Path::new("/sys/kernel/btf/vmlinux").exists();
-    let ebpf = BackendSupport {
-        name: "ebpf",
-        usable: false,
-        detail: if btf {
-            "the kernel offers BTF (/sys/kernel/btf/vmlinux) for CO-RE eBPF programs, but rtlab's eBPF backend is not built"
-                .into()
-        } else {
-            "the kernel has no BTF (/sys/kernel/btf/vmlinux), and rtlab's eBPF backend is not built".into()
+    let ebpf = match ebpf::check_support() {
+        Ok(()) => BackendSupport {
+            name: "ebpf",
+            usable: true,
+            detail:
+                "one record per timer wake-up made in the kernel (--split-backend ebpf; timer probe, no explanations)"
+                    .into(),
         },
+        Err(e) => BackendSupport { name: "ebpf", usable: false, detail: e.to_string() },
     };
     let tracefs = match session::check_support() {
         Ok(root) => BackendSupport {

@@ -1,0 +1,297 @@
+//! The eBPF split backend: programs on five tracepoints (bpf/split.bpf.c) follow this
+//! process's timer threads (`rtlab-timer/<cpu>`) and write one [`SplitRecord`] per wake-up
+//! into a BPF ring buffer: the timer's expiry, when its handling started, when the thread
+//! was switched in. Nothing else is recorded, so the measured path pays for five small
+//! programs instead of a dozen ftrace events written to the ring buffer.
+//!
+//! Main types:
+//! - [`EbpfSession`]: loads and attaches the programs (checking the tracepoints' layouts
+//!   against tracefs' format files first), and a non-real-time reader thread that polls the
+//!   ring buffer every 10 ms and hands the records to a [`RecordConsumer`]. Stopping or
+//!   dropping it detaches everything: nothing of it stays in the kernel.
+//! - [`SplitRecord`]: one wake-up, in CLOCK_MONOTONIC ns.
+//! - [`object_problem`]: why this rtlab has no eBPF object (built without clang or
+//!   libbpf's headers), if it has none.
+//!
+//! The backend cuts timer samples only (the `net` probe's split needs every CPU's
+//! wake-ups: tracefs), and records no events to explain a spike with (`--explain-above`
+//! uses tracefs).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use aya::maps::{Array, PerCpuArray, RingBuf};
+use aya::programs::trace_point::TracePointLinkId;
+use aya::programs::TracePoint;
+use aya::Ebpf;
+
+use super::format::{EventFormat, EventId};
+use super::TraceError;
+
+/// The compiled programs (empty when rtlab was built without clang); the ELF parser needs
+/// them 8-byte aligned.
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/split.bpf.o"));
+/// What the build lacked to compile them; empty when it compiled them.
+const BUILD_NOTE: &str = env!("RTLAB_EBPF_BUILD");
+
+/// How often the reader polls the ring buffer when it was empty.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// A record is written at the switch-in and readable once submitted, at once: a ring buffer
+/// found empty at instant r holds every record of a switch-in this much before r.
+const SUBMIT_MARGIN_NS: u64 = 1_000_000;
+
+/// Programs and the tracepoints they attach to.
+const PROGRAMS: [(&str, &str, &str); 5] = [
+    ("hrtimer_start", "timer", "hrtimer_start"),
+    ("hrtimer_expire_entry", "timer", "hrtimer_expire_entry"),
+    ("sched_switch", "sched", "sched_switch"),
+    ("local_timer_entry_tp", "irq_vectors", "local_timer_entry"),
+    ("local_timer_exit_tp", "irq_vectors", "local_timer_exit"),
+];
+
+/// The fields the programs read, at the offsets bpf/split.bpf.c declares.
+const LAYOUT: [(EventId, &str, usize, usize); 6] = [
+    (EventId::HrtimerStart, "hrtimer", 8, 8),
+    (EventId::HrtimerStart, "function", 16, 8),
+    (EventId::HrtimerStart, "expires", 24, 8),
+    (EventId::HrtimerExpireEntry, "hrtimer", 8, 8),
+    (EventId::SchedSwitch, "next_pid", 56, 4),
+    (EventId::SchedSwitch, "prev_state", 32, 8),
+];
+
+/// One wake-up of a timer thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitRecord {
+    pub cpu: u32,
+    pub tid: i32,
+    /// The timer's programmed expiry (the request plus the thread's timer slack).
+    pub expires_ns: u64,
+    /// The start of the timer interrupt handling that expiry.
+    pub handled_at_ns: u64,
+    /// The thread switched in (the handling itself when the thread was running).
+    pub switched_in_at_ns: u64,
+}
+
+impl SplitRecord {
+    /// Size of the C `struct split_record`.
+    pub const SIZE: usize = 32;
+
+    /// Decodes a record as the programs write it (native endianness).
+    pub fn parse(bytes: &[u8]) -> Option<SplitRecord> {
+        let u32_at = |at: usize| bytes.get(at..at + 4).and_then(|b| b.try_into().ok()).map(u32::from_ne_bytes);
+        let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map(u64::from_ne_bytes);
+        if bytes.len() < Self::SIZE {
+            return None;
+        }
+        Some(SplitRecord {
+            cpu: u32_at(0)?,
+            tid: i32::try_from(u32_at(4)?).ok()?,
+            expires_ns: u64_at(8)?,
+            handled_at_ns: u64_at(16)?,
+            switched_in_at_ns: u64_at(24)?,
+        })
+    }
+}
+
+/// Takes the records of a running session, on its reader thread.
+pub trait RecordConsumer: Send {
+    /// Records read from the ring buffer, in the order they were submitted.
+    fn records(&mut self, records: Vec<SplitRecord>);
+    /// Every record of a switch-in before `ns` has been handed over; `u64::MAX` once the
+    /// programs are detached and the ring buffer drained.
+    fn complete_before(&mut self, ns: u64);
+}
+
+/// A consumer shared by the reader thread and its owner.
+pub type SharedRecordConsumer = Arc<Mutex<dyn RecordConsumer>>;
+
+/// Why this rtlab cannot use the eBPF backend whatever the kernel offers, if it cannot.
+pub fn object_problem() -> Option<String> {
+    if !BUILD_NOTE.is_empty() {
+        return Some(BUILD_NOTE.to_string());
+    }
+    OBJECT.is_empty().then(|| "rtlab was built without its eBPF object".to_string())
+}
+
+/// Whether the backend can run here: the object, root, tracefs (the tracepoints' ids and
+/// formats), and the layouts the programs were compiled for.
+pub fn check_support() -> Result<(), TraceError> {
+    if let Some(problem) = object_problem() {
+        return Err(TraceError::Unsupported(problem));
+    }
+    if crate::privileges::current().euid != 0 {
+        return Err(TraceError::Unsupported("loading eBPF programs needs root".into()));
+    }
+    let root = super::tracefs_root().ok_or_else(|| TraceError::Unsupported(super::NOT_MOUNTED.into()))?;
+    check_layouts(&root)
+}
+
+fn check_layouts(root: &Path) -> Result<(), TraceError> {
+    for (_, category, name) in PROGRAMS {
+        if !root.join("events").join(category).join(name).join("format").exists() {
+            return Err(TraceError::Unsupported(format!("this kernel lacks the tracepoint {category}:{name}")));
+        }
+    }
+    for (event, field, offset, size) in LAYOUT {
+        let text = super::read_tracefs_file(&root.join("events").join(event.tracepoint()).join("format"))?;
+        let format = EventFormat::parse(event, &text)?;
+        let found = format.fields.iter().find(|f| f.name == field);
+        if !found.is_some_and(|f| f.offset == offset && f.size == size) {
+            return Err(TraceError::Unsupported(format!(
+                "{}'s field {field} is not at offset {offset}, size {size} as rtlab's eBPF programs read it: {}",
+                event.tracepoint().replace('/', ":"),
+                found.map_or("absent".to_string(), |f| format!("offset {}, size {}", f.offset, f.size))
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn tracepoint<'a>(bpf: &'a mut Ebpf, program: &str) -> Result<&'a mut TracePoint, TraceError> {
+    bpf.program_mut(program)
+        .ok_or_else(|| TraceError::Format(format!("eBPF object without program {program}")))?
+        .try_into()
+        .map_err(|e: aya::programs::ProgramError| ebpf_error(program)(e.to_string()))
+}
+
+fn ebpf_error(what: &str) -> impl FnOnce(String) -> TraceError + '_ {
+    move |e| TraceError::Unsupported(format!("eBPF: {what}: {e}"))
+}
+
+/// What a stopped session recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EbpfCapture {
+    /// Records read.
+    pub records: u64,
+    /// Records the ring buffer had no room for (all CPUs).
+    pub dropped: u64,
+    /// What the session did, for run.json.
+    pub description: String,
+}
+
+/// A running eBPF session; see the module documentation.
+pub struct EbpfSession {
+    stop: Arc<AtomicBool>,
+    reader: Option<JoinHandle<Result<EbpfCapture, TraceError>>>,
+}
+
+impl std::fmt::Debug for EbpfSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EbpfSession").finish_non_exhaustive()
+    }
+}
+
+impl EbpfSession {
+    /// Loads the programs for this process's timer threads, attaches them and starts the
+    /// reader.
+    pub fn start(consumer: SharedRecordConsumer) -> Result<Self, TraceError> {
+        check_support()?;
+        let mut bpf = Ebpf::load(OBJECT).map_err(|e| ebpf_error("loading the programs")(e.to_string()))?;
+        {
+            let map = bpf.map_mut("config").ok_or_else(|| TraceError::Format("eBPF object without config".into()))?;
+            let mut config: Array<_, u64> =
+                Array::try_from(map).map_err(|e| ebpf_error("config map")(e.to_string()))?;
+            config.set(0, u64::from(std::process::id()), 0).map_err(|e| ebpf_error("config map")(e.to_string()))?;
+            let wakeup = super::session::hrtimer_wakeup_address().unwrap_or(0);
+            config.set(1, wakeup, 0).map_err(|e| ebpf_error("config map")(e.to_string()))?;
+        }
+        let mut links = Vec::new();
+        for (program, category, name) in PROGRAMS {
+            let tracepoint = tracepoint(&mut bpf, program)?;
+            tracepoint.load().map_err(|e| ebpf_error(&format!("loading {program}"))(e.to_string()))?;
+            let link = tracepoint
+                .attach(category, name)
+                .map_err(|e| ebpf_error(&format!("attaching to {category}:{name}"))(e.to_string()))?;
+            links.push((program, link));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader_stop = stop.clone();
+        let reader = std::thread::Builder::new()
+            .name("rtlab-ebpf".into())
+            .spawn(move || read_records(bpf, links, consumer, reader_stop))
+            .map_err(|source| TraceError::Io { op: "starting the eBPF reader thread".into(), source })?;
+        Ok(Self { stop, reader: Some(reader) })
+    }
+
+    /// Detaches the programs, drains the ring buffer and stops the reader.
+    pub fn stop(mut self) -> Result<EbpfCapture, TraceError> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<EbpfCapture, TraceError> {
+        self.stop.store(true, Ordering::Release);
+        match self.reader.take() {
+            Some(handle) => {
+                handle.join().unwrap_or_else(|_| Err(TraceError::Format("the eBPF reader thread panicked".into())))
+            }
+            None => Err(TraceError::Format("the eBPF session was already stopped".into())),
+        }
+    }
+}
+
+impl Drop for EbpfSession {
+    fn drop(&mut self) {
+        if self.reader.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// The reader: polls the ring buffer; at stop, detaches the programs (dropping them)
+/// before the last drain, so that nothing is written after it.
+fn read_records(
+    mut bpf: Ebpf,
+    mut links: Vec<(&'static str, TracePointLinkId)>,
+    consumer: SharedRecordConsumer,
+    stop: Arc<AtomicBool>,
+) -> Result<EbpfCapture, TraceError> {
+    let map = bpf.take_map("records").ok_or_else(|| TraceError::Format("eBPF object without records".into()))?;
+    let mut ring = RingBuf::try_from(map).map_err(|e| ebpf_error("records ring buffer")(e.to_string()))?;
+    let mut read = 0u64;
+    loop {
+        let stopping = stop.load(Ordering::Acquire);
+        if stopping {
+            for (program, link) in links.drain(..) {
+                tracepoint(&mut bpf, program)?
+                    .detach(link)
+                    .map_err(|e| ebpf_error(&format!("detaching {program}"))(e.to_string()))?;
+            }
+        }
+        let empty_from_ns = crate::clock::monotonic_ns();
+        let mut batch = Vec::new();
+        while let Some(item) = ring.next() {
+            let record = SplitRecord::parse(&item)
+                .ok_or_else(|| TraceError::Format(format!("eBPF record of {} bytes", item.len())))?;
+            batch.push(record);
+        }
+        read += batch.len() as u64;
+        let any = !batch.is_empty();
+        {
+            let mut consumer = consumer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if any {
+                consumer.records(batch);
+            }
+            consumer.complete_before(if stopping { u64::MAX } else { empty_from_ns.saturating_sub(SUBMIT_MARGIN_NS) });
+        }
+        if stopping {
+            break;
+        }
+        if !any {
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+    let dropped = match bpf.map("dropped").map(PerCpuArray::<_, u64>::try_from) {
+        Some(Ok(array)) => array.get(&0, 0).map(|values| values.iter().sum()).unwrap_or(0),
+        _ => 0,
+    };
+    Ok(EbpfCapture {
+        records: read,
+        dropped,
+        description: format!(
+            "eBPF programs on timer:hrtimer_start, timer:hrtimer_expire_entry, sched:sched_switch, irq_vectors:local_timer_entry/exit following this process's rtlab-timer threads; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped)"
+        ),
+    })
+}
