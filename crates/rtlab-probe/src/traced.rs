@@ -8,7 +8,9 @@
 //!
 //! Main types:
 //! - [`SplitSettings`]: which samples to explain and the measuring threads' priority.
-//! - [`StreamingSplit`]: the running split; a [`TraceConsumer`] for the session's reader.
+//! - [`StreamingSplit`]: the running split; a [`TraceConsumer`] for a tracefs session's
+//!   reader, or a [`RecordConsumer`] for the eBPF backend's, which hands over one record
+//!   per wake-up instead of events (see [`SplitSource`]).
 //! - [`ThreadSplit`]: per thread, how many samples were split, why the others were not, how
 //!   exactly the parts add up, and the explanations.
 //! - [`ProbeSplitAccount`]: what [`StreamingSplit::finish`] adds to a finished
@@ -19,6 +21,7 @@ use crate::recorder::MetricRecorder;
 use crate::split::{self, Explanation, SplitParts, Stimulus, Unsplit, WakeSample};
 use crate::{ProbeError, ProbeOutput};
 pub use rtlab_results::split::{part_metrics, SplitCounts};
+use rtlab_sys::tracefs::ebpf::{RecordConsumer, SplitRecord};
 use rtlab_sys::tracefs::event::{EventKind, KernelEvent};
 use rtlab_sys::tracefs::{StealSample, TraceConsumer};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -65,6 +68,17 @@ pub fn kernel_prio(realtime: bool, priority: i32) -> i32 {
     } else {
         120
     }
+}
+
+/// What the split cuts samples with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitSource {
+    /// Every kernel event of the traced CPUs (tracefs): the cut of `crate::split`, and the
+    /// worst samples explained.
+    KernelEvents,
+    /// One record per timer wake-up made in the kernel (eBPF): the same instants, found by
+    /// the programs; nothing to explain a spike with.
+    WakeUpRecords,
 }
 
 /// How often the split works through what has come in, in trace time (it is handed events
@@ -128,6 +142,9 @@ struct ThreadState {
 /// The split of one probe's samples while it runs; see the module documentation.
 pub struct StreamingSplit {
     probe: String,
+    source: SplitSource,
+    /// Wake-up records not yet matched to a sample, per CPU by expiry.
+    records: BTreeMap<u32, BTreeMap<u64, SplitRecord>>,
     stimulus: Stimulus,
     names: [&'static str; 3],
     settings: SplitSettings,
@@ -151,6 +168,7 @@ impl StreamingSplit {
     /// the split for the tracing session.
     pub fn new(
         probe: &str,
+        source: SplitSource,
         settings: SplitSettings,
         interval_ns: u64,
         planned_ns: u64,
@@ -159,9 +177,14 @@ impl StreamingSplit {
         let Some(names) = part_metrics(probe) else {
             return Err(ProbeError::Config(format!("{probe} has no interrupt/scheduling split")));
         };
+        if source == SplitSource::WakeUpRecords && probe != "timer" {
+            return Err(ProbeError::Config(format!("wake-up records split the timer probe only, not {probe}")));
+        }
         let (tap, samples) = SampleTap::new();
         let split = StreamingSplit {
             probe: probe.to_string(),
+            source,
+            records: BTreeMap::new(),
             stimulus: if probe == "net" { Stimulus::Datagram } else { Stimulus::Timer },
             names,
             settings,
@@ -316,7 +339,10 @@ impl StreamingSplit {
             Stimulus::Datagram => all_complete,
         };
         let Some(mut thread) = self.threads.remove(&cpu) else { return Ok(()) };
-        let result = self.split_ready(&mut thread, cpu_id, complete);
+        let result = match self.source {
+            SplitSource::KernelEvents => self.split_ready(&mut thread, cpu_id, complete),
+            SplitSource::WakeUpRecords => self.split_ready_from_records(&mut thread, cpu_id, complete),
+        };
         self.explain_ready(&mut thread, cpu_id, complete);
         self.threads.insert(cpu, thread);
         result
@@ -363,6 +389,45 @@ impl StreamingSplit {
         }
         for ((at_ns, sample), result) in batch.iter().zip(results) {
             thread.record(*at_ns, sample, result, &self.settings);
+        }
+        Ok(())
+    }
+
+    /// Splits the thread's pending samples whose records are all in: the record of the
+    /// timer armed for the sample's due time (plus at most the timer slack) gives the two
+    /// instants. No record: [`Unsplit::NoSwitchIn`] (the record is written at the switch-in).
+    fn split_ready_from_records(
+        &mut self,
+        thread: &mut ThreadState,
+        cpu: u32,
+        complete: u64,
+    ) -> Result<(), ProbeError> {
+        let ready = thread.pending.iter().take_while(|(_, s)| s.wake_ns < complete).count();
+        if ready == 0 {
+            return Ok(());
+        }
+        if thread.recorders.is_none() {
+            thread.recorders = Some(self.recorders(thread.account.window_start_ns)?);
+        }
+        // Records carry no events to explain a spike with.
+        let settings = SplitSettings { default_explained: 0, max_explained: 0, ..self.settings };
+        let records = self.records.entry(cpu).or_default();
+        for (at_ns, sample) in thread.pending.drain(..ready).collect::<Vec<_>>() {
+            let slack_end = sample.due_ns.saturating_add(split::MAX_TIMER_SLACK_NS as u64);
+            let found = records.range(sample.due_ns..=slack_end).next().map(|(&expires, r)| (expires, *r));
+            let result = match found {
+                Some((expires, record)) if record.switched_in_at_ns <= sample.wake_ns => {
+                    records.remove(&expires);
+                    thread.tid.get_or_insert(record.tid);
+                    Ok(split::parts_at(&sample, record.handled_at_ns, record.switched_in_at_ns))
+                }
+                _ => Err(Unsplit::NoSwitchIn),
+            };
+            // Records of expiries before this sample's belong to no later sample.
+            while records.first_key_value().is_some_and(|(&expires, _)| expires <= sample.due_ns) {
+                records.pop_first();
+            }
+            thread.record(at_ns, &sample, result, &settings);
         }
         Ok(())
     }
@@ -496,6 +561,27 @@ impl ThreadState {
         let at = self.candidates.partition_point(|c| c.sample.latency_ns() >= latency);
         self.candidates.insert(at, Candidate { sample: *sample, parts: result.ok(), explanation: None });
         self.candidates.truncate(keep);
+    }
+}
+
+impl RecordConsumer for StreamingSplit {
+    fn records(&mut self, records: Vec<SplitRecord>) {
+        self.events += records.len() as u64;
+        for record in records {
+            self.records.entry(record.cpu).or_default().insert(record.expires_ns, record);
+        }
+        let held: usize = self.records.values().map(BTreeMap::len).sum();
+        self.peak_window_events = self.peak_window_events.max(held as u64);
+    }
+
+    fn complete_before(&mut self, ns: u64) {
+        for window in self.cpus.values_mut() {
+            window.complete_before_ns = window.complete_before_ns.max(ns);
+        }
+        if ns == u64::MAX || ns >= self.last_work_ns.saturating_add(WORK_INTERVAL_NS) {
+            self.work();
+            self.last_work_ns = ns;
+        }
     }
 }
 

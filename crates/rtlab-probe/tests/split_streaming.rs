@@ -7,7 +7,7 @@ mod split_scenario;
 
 use rtlab_probe::raw::{RawSample, TappedSamples};
 use rtlab_probe::split::{explain, split_samples, Stimulus, Unsplit, WakeSample};
-use rtlab_probe::traced::{SplitSettings, StreamingSplit};
+use rtlab_probe::traced::{SplitSettings, SplitSource, StreamingSplit};
 use rtlab_probe::{ProbeOutput, ThreadOutput};
 use rtlab_sys::tracefs::event::KernelEvent;
 use rtlab_sys::tracefs::TraceConsumer;
@@ -103,7 +103,9 @@ fn stream(
     samples: &[WakeSample],
     settings: SplitSettings,
 ) -> (ProbeOutput, rtlab_probe::traced::ProbeSplitAccount) {
-    let (tap, mut split) = StreamingSplit::new("timer", settings, INTERVAL_NS, CYCLES * INTERVAL_NS, &[0]).unwrap();
+    let (tap, mut split) =
+        StreamingSplit::new("timer", SplitSource::KernelEvents, settings, INTERVAL_NS, CYCLES * INTERVAL_NS, &[0])
+            .unwrap();
     let chunk_ns = 3_000_000;
     let start = events[0].ts_ns;
     let end = events.last().unwrap().ts_ns;
@@ -209,4 +211,75 @@ fn streaming_gives_the_batch_split_and_explanations_of_the_worst() {
 #[test]
 fn streaming_gives_the_batch_explanations_above_a_threshold() {
     check(7, Some(300_000));
+}
+
+#[test]
+fn wake_up_records_give_the_parts_of_their_instants() {
+    use rtlab_sys::tracefs::ebpf::{RecordConsumer, SplitRecord};
+    let (events, samples) = run(23);
+    let batch = split_samples(&events, TID, Stimulus::Timer, &samples);
+    // The records an eBPF backend would have written: one per wake-up it saw, at the
+    // instants the batch split found; none for the samples the batch could not cut.
+    let records: Vec<SplitRecord> = samples
+        .iter()
+        .zip(&batch)
+        .filter_map(|(s, r)| r.as_ref().ok().map(|p| (s, p)))
+        .map(|(s, p)| SplitRecord {
+            cpu: 0,
+            tid: TID,
+            expires_ns: s.due_ns,
+            handled_at_ns: p.handled_at_ns,
+            switched_in_at_ns: p.switched_in_at_ns,
+        })
+        .collect();
+    let (tap, mut split) = StreamingSplit::new(
+        "timer",
+        SplitSource::WakeUpRecords,
+        settings(None),
+        INTERVAL_NS,
+        CYCLES * INTERVAL_NS,
+        &[0],
+    )
+    .unwrap();
+    // In 100 record chunks, the samples of a chunk handed over a chunk later.
+    let mut delivered = 0;
+    for (n, chunk) in records.chunks(100).enumerate() {
+        split.records(chunk.to_vec());
+        let complete = chunk.last().unwrap().switched_in_at_ns + 1;
+        RecordConsumer::complete_before(&mut split, complete);
+        if n > 0 {
+            let upto = samples.partition_point(|s| s.wake_ns < complete - 100 * INTERVAL_NS);
+            let raw = samples[delivered..upto]
+                .iter()
+                .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
+                .collect();
+            tap.deliver(TappedSamples { cpu: 0, metric: "timer.latency".into(), samples: raw });
+            delivered = upto;
+        }
+    }
+    let raw = samples[delivered..]
+        .iter()
+        .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
+        .collect();
+    tap.deliver(TappedSamples { cpu: 0, metric: "timer.latency".into(), samples: raw });
+    RecordConsumer::complete_before(&mut split, u64::MAX);
+    let mut output = probe_output();
+    let account = split.finish(&mut output).unwrap();
+    let counts = &account.threads[0].counts;
+    assert_eq!(counts.tid, Some(TID));
+    assert_eq!(counts.samples, CYCLES);
+    assert_eq!(counts.split, records.len() as u64);
+    assert_eq!(counts.unsplit, vec![(Unsplit::NoSwitchIn, CYCLES - records.len() as u64)]);
+    assert_eq!(counts.sum_within_1us, counts.split);
+    assert!(account.threads[0].explanations.is_empty());
+    let split_parts: Vec<_> = batch.iter().filter_map(|r| r.as_ref().ok()).collect();
+    for (name, part) in [("timer.irq", 0), ("timer.sched", 1), ("timer.return", 2)] {
+        let values: Vec<i64> = split_parts.iter().map(|p| [p.first_ns, p.sched_ns, p.return_ns][part]).collect();
+        let m = &output.threads[0].metrics.iter().find(|m| m.metric == name).unwrap().moments;
+        assert_eq!(m.count, values.len() as u64, "{name}");
+        assert_eq!(m.sum, values.iter().map(|&v| v as i128).sum::<i128>(), "{name}");
+        assert_eq!((m.min, m.max), (*values.iter().min().unwrap(), *values.iter().max().unwrap()), "{name}");
+    }
+    // Only records not yet matched are held.
+    assert!(account.peak_window_events < 400, "held {} records", account.peak_window_events);
 }

@@ -61,6 +61,14 @@ pub struct LoadHostArgs {
     pub scratch: Option<PathBuf>,
 }
 
+/// `--split-backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SplitBackendArg {
+    #[default]
+    Tracefs,
+    Ebpf,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyArg {
@@ -185,10 +193,14 @@ pub struct RunArgs {
     pub taskset: Option<PathBuf>,
     /// timer, net: cut every sample with kernel tracing into interrupt latency (or, for net,
     /// wake-up), scheduling part and return to user space, saved as the metrics timer.irq,
-    /// timer.sched, timer.return (net.wakeup, net.sched, net.return); the backend is chosen
-    /// automatically (see `rtlab sysinfo`). Needs root. Keeps the raw samples
+    /// timer.sched, timer.return (net.wakeup, net.sched, net.return); see `rtlab sysinfo`
+    /// for the backends. Needs root
     #[arg(long)]
     pub split: bool,
+    /// With --split: tracefs (every event of the traced CPUs; explains spikes) or ebpf (one
+    /// record per wake-up made in the kernel: cheaper; timer probe only, no explanations)
+    #[arg(long, value_enum, value_name = "BACKEND", default_value = "tracefs")]
+    pub split_backend: SplitBackendArg,
     /// With --split: explain every sample above this latency (the worst 20 per thread are
     /// kept), e.g. 100us [default: the 3 worst samples of each thread]
     #[arg(long, value_name = "DURATION")]

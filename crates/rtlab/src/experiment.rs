@@ -67,6 +67,8 @@ pub struct RunPlan {
     pub taskset: Option<crate::probe_plan::TasksetPlan>,
     /// `--split`: cut timer/net samples with kernel tracing.
     pub split: bool,
+    /// `--split-backend`.
+    pub split_backend: crate::cli::SplitBackendArg,
     /// `--explain-above`: explain samples above this (None: each thread's worst).
     pub explain_above_ns: Option<u64>,
 }
@@ -208,6 +210,20 @@ impl RunPlan {
                     other.name()
                 )));
             }
+            if args.split_backend == crate::cli::SplitBackendArg::Ebpf {
+                if resolved.probes.contains(&ProbeChoice::Net) {
+                    return Err(usage(
+                        "--split-backend ebpf cuts timer samples only; the net split needs --split-backend tracefs",
+                    ));
+                }
+                if args.explain_above.is_some() {
+                    return Err(usage(
+                        "--explain-above needs every kernel event, which --split-backend ebpf does not record: use --split-backend tracefs",
+                    ));
+                }
+            }
+        } else if args.split_backend != crate::cli::SplitBackendArg::Tracefs {
+            return Err(usage("--split-backend chooses the backend of --split: add --split"));
         }
         Ok(Self {
             probes: resolved.probes,
@@ -236,6 +252,7 @@ impl RunPlan {
             requirements,
             taskset,
             split: args.split,
+            split_backend: args.split_backend,
             explain_above_ns,
         })
     }

@@ -178,7 +178,10 @@ pub fn run(
     // when `tracefs_mount` drops at the end of the run, on every path.
     let tracefs_mount = if plan.split { Some(crate::split_run::mount_tracing()?) } else { None };
     let split_backend = if plan.split {
-        Some(crate::split_run::with_mount_note(crate::split_run::choose_backend()?, tracefs_mount.as_ref()))
+        Some(crate::split_run::with_mount_note(
+            crate::split_run::choose_backend(plan.split_backend)?,
+            tracefs_mount.as_ref(),
+        ))
     } else {
         None
     };
@@ -200,7 +203,7 @@ pub fn run(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let mut outcome = measure_scenario(plan, index, planned, setup, &stop)?;
+        let mut outcome = measure_scenario(plan, index, planned, setup, split_backend.as_ref(), &stop)?;
         splits.append(&mut outcome.splits);
         for note in outcome.notes {
             if !notes.contains(&note) {
@@ -335,6 +338,7 @@ fn measure_scenario(
     index: usize,
     planned: &ScenarioPlan,
     setup: ThreadSetup,
+    split_backend: Option<&crate::split_run::Backend>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ScenarioOutcome> {
     let simulated = plan.simulate.is_some();
@@ -397,7 +401,10 @@ fn measure_scenario(
         }
         // The split takes the samples and the trace while the probe runs; the trace's pages
         // are kept only with --raw.
-        let split = if plan.split { crate::split_run::streaming_split(plan, choice)? } else { None };
+        let split = match split_backend {
+            Some(backend) => crate::split_run::streaming_split(plan, backend, choice)?,
+            None => None,
+        };
         let trace_dir = (split.is_some() && plan.raw)
             .then(|| plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name()));
         let (split_tap, split) = split.unzip();
@@ -408,6 +415,7 @@ fn measure_scenario(
             (s, 1) => format!("{name} ({}/{s})", index + 1),
             (s, n) => format!("{name} ({}/{s}) · {} ({}/{n})", index + 1, choice.name(), probe_index + 1),
         };
+        let split = split.zip(split_backend);
         let job = ProbeJob { choice, context: &context, split, title: &title };
         match measure_probe(plan, job, &mut host, &mut scenario, stop) {
             Ok((mut output, elapsed, traced)) => {
@@ -506,12 +514,13 @@ impl RawAccount {
 struct ProbeJob<'a> {
     choice: ProbeChoice,
     context: &'a BuildContext,
-    split: Option<StreamingSplit>,
+    /// With --split: the split and its backend.
+    split: Option<(StreamingSplit, &'a crate::split_run::Backend)>,
     title: &'a str,
 }
 
 /// A split probe's trace session, stopped, and its split, to be finished.
-type Traced = (rtlab_sys::tracefs::TraceCapture, StreamingSplit);
+type Traced = (crate::split_run::SessionSummary, StreamingSplit);
 
 /// One probe in a scenario: build it (allocating everything its threads touch), sample on
 /// a driver thread while showing progress and watching the loads, and return its output
@@ -530,9 +539,9 @@ fn measure_probe(
     // Tracing starts after the probe is built (its allocations are not traced) and stops
     // when it has joined; the session's guard removes its tracefs instance on every path.
     let session = match split {
-        Some(split) => {
+        Some((split, backend)) => {
             let split = Arc::new(std::sync::Mutex::new(split));
-            Some((crate::split_run::start_tracing(context.trace_dir.as_deref(), split.clone())?, split))
+            Some((crate::split_run::start_tracing(backend, context.trace_dir.as_deref(), split.clone())?, split))
         }
         None => None,
     };
@@ -557,9 +566,7 @@ fn measure_probe(
     };
     let traced = match session {
         Some((session, split)) => {
-            let capture = session
-                .stop()
-                .map_err(|e| environment(format!("--split: the kernel trace could not be collected: {e}")))?;
+            let capture = session.stop()?;
             // The session's reader has stopped and let go of the split.
             let split = Arc::try_unwrap(split)
                 .map_err(|_| environment("--split: the trace reader still held the split; nothing was saved"))?

@@ -1,17 +1,19 @@
 //! `rtlab run --split`: the backend choice (exit 3 when none is usable), the tracing session
 //! around each timer/net probe, the split of its samples, and the run.json `split` section.
 
+use crate::cli::SplitBackendArg;
 use crate::errors::environment;
 use crate::experiment::RunPlan;
 use crate::probe_plan::ProbeChoice;
 use anyhow::Context;
 use rtlab_probe::raw::SampleTap;
-use rtlab_probe::traced::{kernel_prio, SplitSettings, StreamingSplit, ThreadSplit};
+use rtlab_probe::traced::{kernel_prio, SplitSettings, SplitSource, StreamingSplit, ThreadSplit};
 use rtlab_probe::ProbeOutput;
 use rtlab_results::split::{
     ExplainedSpike, SplitCoverage, SplitOverhead, SplitRun, DEFAULT_EXPLAINED_PER_THREAD, MAX_EXPLAINED_PER_THREAD,
 };
-use rtlab_sys::tracefs::{self, BackendSupport, TraceCapture, TraceConfig, TraceSession};
+use rtlab_sys::tracefs::ebpf::EbpfSession;
+use rtlab_sys::tracefs::{self, TraceConfig, TraceSession};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -33,29 +35,26 @@ pub struct Backend {
     pub choice: String,
 }
 
-/// The first usable backend in order of preference; none: exit 3 naming what each lacks.
-pub fn choose_backend() -> anyhow::Result<Backend> {
-    let offered = tracefs::support();
-    let why_not = |b: &BackendSupport| format!("{}: {}", b.name, b.detail);
-    match offered.iter().find(|b| b.usable) {
-        Some(chosen) => {
-            let passed: Vec<String> = offered.iter().take_while(|b| !b.usable).map(why_not).collect();
-            let choice = if passed.is_empty() {
-                format!("{} ({})", chosen.name, chosen.detail)
-            } else {
-                format!("{} ({}); not {}", chosen.name, chosen.detail, passed.join("; "))
-            };
-            Ok(Backend { name: chosen.name, choice })
-        }
-        None if offered.is_empty() => Err(environment("--split: this kernel offers no tracing backend")),
+/// The backend `--split-backend` asks for if it is usable; else exit 3 naming what it
+/// lacks (not root: what every backend lacks, said once).
+pub fn choose_backend(wanted: SplitBackendArg) -> anyhow::Result<Backend> {
+    let name = match wanted {
+        SplitBackendArg::Tracefs => "tracefs",
+        SplitBackendArg::Ebpf => "ebpf",
+    };
+    let Some(offered) = tracefs::support().into_iter().find(|b| b.name == name) else {
+        return Err(environment(format!("--split: this rtlab has no {name} backend")));
+    };
+    if offered.usable {
+        return Ok(Backend { name: offered.name, choice: format!("{} ({})", offered.name, offered.detail) });
+    }
+    match tracefs::unprivileged_blocker() {
         // Not root: the one blocker of every backend, said once, with what to do.
-        None => match tracefs::unprivileged_blocker() {
-            Some(blocker) => Err(environment(format!("--split needs kernel tracing: {blocker}"))),
-            None => Err(environment(format!(
-                "--split needs kernel tracing, which is not usable here: {}",
-                offered.iter().map(why_not).collect::<Vec<_>>().join("; ")
-            ))),
-        },
+        Some(blocker) => Err(environment(format!("--split needs kernel tracing: {blocker}"))),
+        None => Err(environment(format!(
+            "--split needs kernel tracing, which is not usable here: {}: {}",
+            offered.name, offered.detail
+        ))),
     }
 }
 
@@ -112,8 +111,46 @@ fn traced_cpus() -> anyhow::Result<Vec<usize>> {
     rtlab_sys::sched::online_cpus().context("--split: cannot list the online CPUs")
 }
 
-/// Starts tracing the traced CPUs into `split`, the pages also spooled into `dir` (--raw).
-pub fn start_tracing(dir: Option<&Path>, split: Arc<Mutex<StreamingSplit>>) -> anyhow::Result<TraceSession> {
+/// A running split session of either backend.
+pub enum SplitSession {
+    Tracefs(Box<TraceSession>),
+    Ebpf(EbpfSession),
+}
+
+/// What a stopped session says for run.json.
+pub struct SessionSummary {
+    pub events_lost: u64,
+    pub description: String,
+}
+
+impl SplitSession {
+    /// Stops tracing; the split has everything once this returns.
+    pub fn stop(self) -> anyhow::Result<SessionSummary> {
+        let collected =
+            |e: tracefs::TraceError| environment(format!("--split: the kernel trace could not be collected: {e}"));
+        Ok(match self {
+            SplitSession::Tracefs(session) => {
+                let capture = session.stop().map_err(collected)?;
+                SessionSummary { events_lost: capture.events_lost, description: capture.description }
+            }
+            SplitSession::Ebpf(session) => {
+                let capture = session.stop().map_err(collected)?;
+                SessionSummary { events_lost: capture.dropped, description: capture.description }
+            }
+        })
+    }
+}
+
+/// Starts the session of `backend` feeding `split`: tracefs traces every CPU, the pages
+/// also spooled into `dir` (--raw); eBPF follows this process's timer threads.
+pub fn start_tracing(
+    backend: &Backend,
+    dir: Option<&Path>,
+    split: Arc<Mutex<StreamingSplit>>,
+) -> anyhow::Result<SplitSession> {
+    if backend.name == "ebpf" {
+        return EbpfSession::start(split).map(SplitSession::Ebpf).map_err(|e| environment(format!("--split: {e}")));
+    }
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -122,12 +159,19 @@ pub fn start_tracing(dir: Option<&Path>, split: Arc<Mutex<StreamingSplit>>) -> a
         buffer_kb_per_cpu: BUFFER_KB_PER_CPU,
         spool_dir: dir.map(Path::to_path_buf),
     };
-    TraceSession::start_streaming(config, split).map_err(|e| environment(format!("--split: {e}")))
+    TraceSession::start_streaming(config, split)
+        .map(|session| SplitSession::Tracefs(Box::new(session)))
+        .map_err(|e| environment(format!("--split: {e}")))
 }
 
 /// The split of `choice` (timer or net; None for a probe without one) and the tap its
 /// samples reach it through.
-pub fn streaming_split(plan: &RunPlan, choice: ProbeChoice) -> anyhow::Result<Option<(SampleTap, StreamingSplit)>> {
+pub fn streaming_split(
+    plan: &RunPlan,
+    backend: &Backend,
+    choice: ProbeChoice,
+) -> anyhow::Result<Option<(SampleTap, StreamingSplit)>> {
+    let source = if backend.name == "ebpf" { SplitSource::WakeUpRecords } else { SplitSource::KernelEvents };
     let interval_ns = match choice {
         ProbeChoice::Timer => plan.interval_ns,
         ProbeChoice::Net => {
@@ -143,7 +187,7 @@ pub fn streaming_split(plan: &RunPlan, choice: ProbeChoice) -> anyhow::Result<Op
         histogram_max_ns: plan.histogram_max_ns,
     };
     let planned_ns = crate::probe_build::expected_ns(plan, choice);
-    StreamingSplit::new(choice.name(), settings, interval_ns, planned_ns, &traced_cpus()?)
+    StreamingSplit::new(choice.name(), source, settings, interval_ns, planned_ns, &traced_cpus()?)
         .map(Some)
         .map_err(|e| environment(format!("--split: {e}")))
 }
@@ -162,7 +206,7 @@ pub struct ProbeSplit {
 /// Finishes `split` (the last samples and events), adding the part metrics to `output`.
 pub fn split_probe(
     output: &mut ProbeOutput,
-    capture: &TraceCapture,
+    capture: &SessionSummary,
     split: StreamingSplit,
     scenario: &str,
 ) -> anyhow::Result<ProbeSplit> {

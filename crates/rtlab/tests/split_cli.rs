@@ -22,8 +22,11 @@ fn tracing_usable() -> bool {
 
 #[test]
 fn split_is_refused_where_it_cannot_apply() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--split", "--probe", "sleep"], "--split cuts timer and net samples"),
+        (&["--split-backend", "ebpf"], "--split-backend chooses the backend of --split"),
+        (&["--split", "--split-backend", "ebpf", "--probe", "net"], "cuts timer samples only"),
+        (&["--split", "--split-backend", "ebpf", "--explain-above", "100us"], "use --split-backend tracefs"),
         (&["--explain-above", "100us"], "--explain-above explains the samples of --split"),
         (&["--split", "--explain-above", "soon"], "--explain-above"),
         (&["--split", "--simulate", "1"], "a simulated run has no kernel to trace"),
@@ -140,6 +143,86 @@ fn a_split_run_cuts_every_sample_into_parts_that_add_up() {
         assert_eq!(sum, e["latency_ns"].as_i64().unwrap(), "causes sum to the sample: {e}");
     }
     assert!(stdout.contains("median interrupt latency"), "{stdout}");
+}
+
+#[test]
+fn an_ebpf_split_run_cuts_every_sample_with_one_record_per_wake_up() {
+    if !tracing_usable() {
+        return;
+    }
+    if let Some(problem) = rtlab_sys::tracefs::ebpf::object_problem() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "{problem}, and CI=true: the eBPF backend must be tested"
+        );
+        eprintln!("skipped: {problem}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = rtlab()
+        .args(["run", "--split", "--split-backend", "ebpf", "--load", "idle", "--duration", "3s", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out);
+    let split = &run["split"];
+    assert_eq!(split["backend"], "ebpf");
+    assert_eq!(split["events_lost"], 0, "no record dropped");
+    let coverage = split["coverage"].as_array().unwrap();
+    let cpus = run["experiment"]["cpus"].as_array().unwrap().len();
+    assert_eq!(coverage.len(), cpus);
+    let mut split_samples = 0;
+    for c in coverage {
+        let samples = u(c, "samples");
+        let unsplit: u64 = c["unsplit"].as_array().unwrap().iter().map(|p| p[1].as_u64().unwrap()).sum();
+        assert_eq!(u(c, "split") + unsplit, samples, "every sample split or accounted for: {c}");
+        assert_eq!(u(c, "sum_within_1us"), u(c, "split"), "{c}");
+        assert!(u(c, "split") * 10 >= samples * 9, "at least 90 % split: {c}");
+        split_samples += u(c, "split");
+        let cpu = u(c, "cpu");
+        let latency = measurements(&run, "timer.latency").into_iter().find(|m| u(m, "cpu") == cpu).unwrap();
+        assert_eq!(u(latency, "count"), samples, "the split saw every sample");
+        for metric in ["timer.irq", "timer.sched", "timer.return"] {
+            let m = measurements(&run, metric).into_iter().find(|m| u(m, "cpu") == cpu).expect(metric);
+            assert_eq!(u(m, "count"), u(c, "split"), "{metric} has one sample per split sample");
+        }
+    }
+    // One record per wake-up: no more records than split samples and the few unsplit.
+    assert!(u(split, "events") >= split_samples, "{split}");
+    assert!(split["explanations"].as_array().unwrap().is_empty(), "records explain nothing");
+    assert!(!out.join("samples").exists() && !out.join("trace").exists(), "nothing on disk without --raw");
+}
+
+#[test]
+fn with_raw_a_split_run_keeps_the_trace_pages_and_the_samples() {
+    if !tracing_usable() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let output = rtlab()
+        .args(["run", "--split", "--raw", "--load", "idle", "--duration", "2s", "--quiet", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out);
+    let mut pages_bytes = 0;
+    for cpu in run["experiment"]["cpus"].as_array().unwrap() {
+        let cpu = cpu.as_u64().unwrap();
+        let pages = out.join("trace").join("1-idle").join("timer").join(format!("cpu{cpu}.pages"));
+        let len = std::fs::metadata(&pages).unwrap_or_else(|e| panic!("{}: {e}", pages.display())).len();
+        assert!(len > 0 && len % 4096 == 0, "{}: {len} bytes, not whole pages", pages.display());
+        pages_bytes += len;
+        assert!(out.join("samples").join("1-idle").join(format!("timer-cpu{cpu}.bin")).exists());
+    }
+    // The pages hold what the split decoded while the run went on.
+    assert!(u(&run["split"], "events") > 0 && pages_bytes > 0);
+    assert!(run["split"]["backend_detail"].as_str().unwrap().contains("decoded as they are read and spooled to"));
 }
 
 #[test]

@@ -181,7 +181,7 @@ fn switch_from_idle(events: &[KernelEvent], handling_index: usize, tid: i32, sam
 
 /// The parts of a sample cut at two instants: differences of consecutive instants, so they
 /// add up to the latency exactly.
-fn parts_at(sample: &WakeSample, handled_at_ns: u64, switched_in_at_ns: u64) -> SplitParts {
+pub(crate) fn parts_at(sample: &WakeSample, handled_at_ns: u64, switched_in_at_ns: u64) -> SplitParts {
     let signed = |ns: u64| ns as i64;
     SplitParts {
         first_ns: signed(handled_at_ns) - signed(sample.due_ns),

@@ -27,10 +27,10 @@ mod cut;
 mod summary;
 
 pub use attribution::{explain, CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
-pub(crate) use cut::truncated_comm;
 pub use cut::{
     find_tid, split_samples, COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS, MAX_TIMER_SLACK_NS,
 };
+pub(crate) use cut::{parts_at, truncated_comm};
 pub use summary::duration as format_duration;
 
 use serde::{Deserialize, Serialize};

@@ -69,7 +69,17 @@ pub fn statement_table(split: &SplitRun, id: &str, title_suffix: &str) -> Table 
         ("why this backend", split.backend_choice.clone()),
         ("tracing overhead", split.overhead_text()),
         // Values open with words, so that they read (and align) as text.
-        ("kernel events", format!("decoded {}, lost {}", thousands(split.events), thousands(split.events_lost))),
+        (
+            "kernel events",
+            match split.backend.as_str() {
+                "ebpf" => format!(
+                    "one record per wake-up: {} read, {} dropped",
+                    thousands(split.events),
+                    thousands(split.events_lost)
+                ),
+                _ => format!("decoded {}, lost {}", thousands(split.events), thousands(split.events_lost)),
+            },
+        ),
         (
             "samples",
             format!(
@@ -250,6 +260,11 @@ pub fn explanations_table(split: &SplitRun, scenario: Option<&str>, id: &str, ti
 
 /// What was explained, opening with words: "above 100.0 µs: 7 samples, 3 explained".
 fn spikes_text(split: &SplitRun) -> String {
+    if split.backend == "ebpf" {
+        return "none explained: the ebpf backend records one record per wake-up, not the events that explain a \
+                spike (--split-backend tracefs, with --explain-above T for every sample above T)"
+            .into();
+    }
     match split.explain_above_ns {
         Some(ns) => format!(
             "above {} µs: {} samples, {} explained{}",
