@@ -67,6 +67,9 @@ pub enum SplitBackendArg {
     #[default]
     Tracefs,
     Ebpf,
+    /// ebpf where it can do the run's split (timer probe, no --explain-above, usable
+    /// here), else tracefs: what the suites use.
+    Auto,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
@@ -197,8 +200,9 @@ pub struct RunArgs {
     /// for the backends. Needs root
     #[arg(long)]
     pub split: bool,
-    /// With --split: tracefs (every event of the traced CPUs; explains spikes) or ebpf (one
-    /// record per wake-up made in the kernel: cheaper; timer probe only, no explanations)
+    /// With --split: tracefs (every event of the traced CPUs; explains spikes), ebpf (one
+    /// record per wake-up made in the kernel: cheaper; timer probe only, no explanations) or
+    /// auto (ebpf where it can do the split, else tracefs)
     #[arg(long, value_enum, value_name = "BACKEND", default_value = "tracefs")]
     pub split_backend: SplitBackendArg,
     /// With --split: explain every sample above this latency (the worst 20 per thread are

@@ -178,10 +178,7 @@ pub fn run(
     // when `tracefs_mount` drops at the end of the run, on every path.
     let tracefs_mount = if plan.split { Some(crate::split_run::mount_tracing()?) } else { None };
     let split_backend = if plan.split {
-        Some(crate::split_run::with_mount_note(
-            crate::split_run::choose_backend(plan.split_backend)?,
-            tracefs_mount.as_ref(),
-        ))
+        Some(crate::split_run::with_mount_note(crate::split_run::choose_backend(plan)?, tracefs_mount.as_ref()))
     } else {
         None
     };

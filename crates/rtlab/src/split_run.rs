@@ -36,17 +36,41 @@ pub struct Backend {
 }
 
 /// The backend `--split-backend` asks for if it is usable; else exit 3 naming what it
-/// lacks (not root: what every backend lacks, said once).
-pub fn choose_backend(wanted: SplitBackendArg) -> anyhow::Result<Backend> {
-    let name = match wanted {
+/// lacks (not root: what every backend lacks, said once). `auto`: ebpf where it can do the
+/// plan's split (only timer probes, no `--explain-above`) and is usable, else tracefs.
+pub fn choose_backend(plan: &RunPlan) -> anyhow::Result<Backend> {
+    let name = match plan.split_backend {
         SplitBackendArg::Tracefs => "tracefs",
         SplitBackendArg::Ebpf => "ebpf",
+        SplitBackendArg::Auto => {
+            let timer_only = plan.probes.iter().all(|p| *p == ProbeChoice::Timer);
+            let why_not = if !timer_only {
+                Some("the ebpf backend splits timer samples only".to_string())
+            } else if plan.explain_above_ns.is_some() {
+                Some("--explain-above needs every event".to_string())
+            } else {
+                tracefs::ebpf::check_support().err().map(|e| e.to_string())
+            };
+            match why_not {
+                None => return choose_named("ebpf", "--split-backend auto: ebpf can do this split"),
+                Some(why) => {
+                    return choose_named("tracefs", &format!("--split-backend auto: tracefs, not ebpf: {why}"))
+                }
+            }
+        }
     };
+    choose_named(name, "")
+}
+
+/// The backend `name` if usable, its choice text opening with `why` (if any).
+fn choose_named(name: &'static str, why: &str) -> anyhow::Result<Backend> {
     let Some(offered) = tracefs::support().into_iter().find(|b| b.name == name) else {
         return Err(environment(format!("--split: this rtlab has no {name} backend")));
     };
     if offered.usable {
-        return Ok(Backend { name: offered.name, choice: format!("{} ({})", offered.name, offered.detail) });
+        let choice = format!("{} ({})", offered.name, offered.detail);
+        let choice = if why.is_empty() { choice } else { format!("{why}; {choice}") };
+        return Ok(Backend { name: offered.name, choice });
     }
     match tracefs::unprivileged_blocker() {
         // Not root: the one blocker of every backend, said once, with what to do.

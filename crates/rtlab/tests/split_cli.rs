@@ -198,6 +198,42 @@ fn an_ebpf_split_run_cuts_every_sample_with_one_record_per_wake_up() {
 }
 
 #[test]
+fn auto_takes_ebpf_where_it_can_do_the_split_and_tracefs_where_not() {
+    if !tracing_usable() {
+        return;
+    }
+    if let Some(problem) = rtlab_sys::tracefs::ebpf::object_problem() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "{problem}, and CI=true: the eBPF backend must be tested"
+        );
+        eprintln!("skipped: {problem}");
+        return;
+    }
+    let cases: [(&[&str], &str, &str); 2] = [
+        (&[], "ebpf", "ebpf can do this split"),
+        (&["--explain-above", "1ms"], "tracefs", "not ebpf: --explain-above needs every event"),
+    ];
+    for (extra, backend, why) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let output = rtlab()
+            .args(["run", "--split", "--split-backend", "auto", "--load", "idle", "--duration", "1s", "--quiet"])
+            .args(extra)
+            .arg("--output")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{extra:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let split = &run_json(&out)["split"];
+        assert_eq!(split["backend"], backend, "{extra:?}");
+        let choice = split["backend_choice"].as_str().unwrap();
+        assert!(choice.contains(why), "{extra:?}: {choice}");
+    }
+}
+
+#[test]
 fn with_raw_a_split_run_keeps_the_trace_pages_and_the_samples() {
     if !tracing_usable() {
         return;

@@ -22,6 +22,9 @@ pub fn run_args(condition: &Condition, mode: Mode, base: RunArgs) -> anyhow::Res
     // The interrupt/activation split: measured with kernel tracing where there is a kernel.
     if condition.needs_split() && !simulated {
         args.split = true;
+        // The split's cost lands on the condition's other metrics (t2, the verdict): the
+        // cheaper eBPF backend where it can do the split.
+        args.split_backend = crate::cli::SplitBackendArg::Auto;
     }
     // A suite condition is one load scenario unless it says otherwise.
     if args.load.is_none() {
