@@ -154,11 +154,11 @@ fn tracepoint<'a>(bpf: &'a mut Ebpf, program: &str) -> Result<&'a mut TracePoint
     bpf.program_mut(program)
         .ok_or_else(|| TraceError::Format(format!("eBPF object without program {program}")))?
         .try_into()
-        .map_err(|e: aya::programs::ProgramError| ebpf_error(program)(e.to_string()))
+        .map_err(|e: aya::programs::ProgramError| ebpf_error(program, e))
 }
 
-fn ebpf_error(what: &str) -> impl FnOnce(String) -> TraceError + '_ {
-    move |e| TraceError::Unsupported(format!("eBPF: {what}: {e}"))
+fn ebpf_error(what: &str, e: impl std::fmt::Display) -> TraceError {
+    TraceError::Unsupported(format!("eBPF: {what}: {e}"))
 }
 
 /// What a stopped session recorded.
@@ -189,22 +189,21 @@ impl EbpfSession {
     /// reader.
     pub fn start(consumer: SharedRecordConsumer) -> Result<Self, TraceError> {
         check_support()?;
-        let mut bpf = Ebpf::load(OBJECT).map_err(|e| ebpf_error("loading the programs")(e.to_string()))?;
+        let mut bpf = Ebpf::load(OBJECT).map_err(|e| ebpf_error("loading the programs", e))?;
         {
             let map = bpf.map_mut("config").ok_or_else(|| TraceError::Format("eBPF object without config".into()))?;
-            let mut config: Array<_, u64> =
-                Array::try_from(map).map_err(|e| ebpf_error("config map")(e.to_string()))?;
-            config.set(0, u64::from(std::process::id()), 0).map_err(|e| ebpf_error("config map")(e.to_string()))?;
+            let mut config: Array<_, u64> = Array::try_from(map).map_err(|e| ebpf_error("config map", e))?;
+            config.set(0, u64::from(std::process::id()), 0).map_err(|e| ebpf_error("config map", e))?;
             let wakeup = super::session::hrtimer_wakeup_address().unwrap_or(0);
-            config.set(1, wakeup, 0).map_err(|e| ebpf_error("config map")(e.to_string()))?;
+            config.set(1, wakeup, 0).map_err(|e| ebpf_error("config map", e))?;
         }
         let mut links = Vec::new();
         for (program, category, name) in PROGRAMS {
             let tracepoint = tracepoint(&mut bpf, program)?;
-            tracepoint.load().map_err(|e| ebpf_error(&format!("loading {program}"))(e.to_string()))?;
+            tracepoint.load().map_err(|e| ebpf_error(&format!("loading {program}"), e))?;
             let link = tracepoint
                 .attach(category, name)
-                .map_err(|e| ebpf_error(&format!("attaching to {category}:{name}"))(e.to_string()))?;
+                .map_err(|e| ebpf_error(&format!("attaching to {category}:{name}"), e))?;
             links.push((program, link));
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -249,7 +248,7 @@ fn read_records(
     stop: Arc<AtomicBool>,
 ) -> Result<EbpfCapture, TraceError> {
     let map = bpf.take_map("records").ok_or_else(|| TraceError::Format("eBPF object without records".into()))?;
-    let mut ring = RingBuf::try_from(map).map_err(|e| ebpf_error("records ring buffer")(e.to_string()))?;
+    let mut ring = RingBuf::try_from(map).map_err(|e| ebpf_error("records ring buffer", e))?;
     let mut read = 0u64;
     loop {
         let stopping = stop.load(Ordering::Acquire);
@@ -257,7 +256,7 @@ fn read_records(
             for (program, link) in links.drain(..) {
                 tracepoint(&mut bpf, program)?
                     .detach(link)
-                    .map_err(|e| ebpf_error(&format!("detaching {program}"))(e.to_string()))?;
+                    .map_err(|e| ebpf_error(&format!("detaching {program}"), e))?;
             }
         }
         let empty_from_ns = crate::clock::monotonic_ns();
