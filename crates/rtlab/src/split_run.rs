@@ -21,12 +21,17 @@ use std::sync::{Arc, Mutex};
 /// the CPU for a while loses nothing.
 const BUFFER_KB_PER_CPU: usize = 16 * 1024;
 
-/// The tracing overhead measured by bench/split-overhead.sh (docs/PERFORMANCE.md): median
-/// timer latency with --split over without, one interleaved run on the development machine.
-pub const MEASURED_OVERHEAD: Option<(f64, &str)> = Some((
-    1.13,
-    "bench/split-overhead on the development VM (2 vCPU Firecracker, 6.18 PREEMPT_DYNAMIC), 2026-11-21: median of 5 interleaved pairs of 20 s, timer 1 ms, idle; p99 ratio 1.09 (docs/PERFORMANCE.md)",
-));
+/// The tracing overhead measured by bench/split-overhead (docs/PERFORMANCE.md section 5),
+/// per backend: median over interleaved rounds of the median timer latency with the split
+/// over without, on the development machine.
+pub fn measured_overhead(backend: &str) -> Option<(f64, &'static str)> {
+    const SOURCE: &str = "bench/split-overhead on the development VM (2 vCPU Firecracker, 6.18 PREEMPT_DYNAMIC), 2026-11-26: median of 15 interleaved rounds (plain, ebpf, tracefs) of 10 s, timer 1 ms, idle";
+    match backend {
+        "ebpf" => Some((1.08, SOURCE)),
+        "tracefs" => Some((1.12, SOURCE)),
+        _ => None,
+    }
+}
 
 /// The backend chosen for this run and why.
 #[derive(Debug, Clone)]
@@ -280,7 +285,8 @@ pub fn section(plan: &RunPlan, backend: Backend, splits: Vec<ProbeSplit>) -> Spl
             (Some(first), n) => format!("{} (one session per probe and scenario, {n} alike)", first.description),
         },
         backend_choice: backend.choice,
-        overhead: MEASURED_OVERHEAD.map(|(ratio, source)| SplitOverhead { median_ratio: ratio, source: source.into() }),
+        overhead: measured_overhead(backend.name)
+            .map(|(ratio, source)| SplitOverhead { median_ratio: ratio, source: source.into() }),
         coverage,
         events: splits.iter().map(|s| s.events).sum(),
         events_lost: splits.iter().map(|s| s.events_lost).sum(),
