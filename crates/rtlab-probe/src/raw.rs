@@ -92,8 +92,7 @@ impl RawDrain {
 /// Allocates a ring of `capacity` samples: the sink for the sampling thread, the drain for
 /// the writer (which creates the file when it starts).
 pub fn channel(path: PathBuf, capacity: usize) -> (RawSink, RawDrain) {
-    let (producer, consumer) = rtrb::RingBuffer::new(capacity);
-    (RawSink { producer }, RawDrain { consumer, path: Some(path), tap: None })
+    ring(Some(path), capacity, None)
 }
 
 /// A ring whose samples go to `path` (if any) and to `tap` as samples of `metric` on `cpu`.
@@ -104,8 +103,12 @@ pub fn tapped_channel(
     cpu: usize,
     metric: impl Into<String>,
 ) -> (RawSink, RawDrain) {
+    ring(path, capacity, Some(TapTarget { tap, cpu, metric: metric.into() }))
+}
+
+fn ring(path: Option<PathBuf>, capacity: usize, tap: Option<TapTarget>) -> (RawSink, RawDrain) {
     let (producer, consumer) = rtrb::RingBuffer::new(capacity);
-    (RawSink { producer }, RawDrain { consumer, path, tap: Some(TapTarget { tap, cpu, metric: metric.into() }) })
+    (RawSink { producer }, RawDrain { consumer, path, tap })
 }
 
 /// The least free space the writer leaves on the file system of the raw files: run.json

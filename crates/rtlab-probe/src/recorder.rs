@@ -35,11 +35,7 @@ pub fn raw_target(
     capacity: usize,
     drains: &mut Vec<RawDrain>,
 ) -> Option<RawTarget> {
-    let dir = dir?;
-    let path = dir.join(file_name);
-    let (sink, drain) = channel(path.clone(), capacity);
-    drains.push(drain);
-    Some(RawTarget { sink, path: Some(path) })
+    tapped_raw_target(dir, file_name, capacity, drains, None)
 }
 
 /// [`raw_target`] whose samples also go to `tap` (as `metric` of `cpu`): with a tap and no
@@ -51,9 +47,12 @@ pub fn tapped_raw_target(
     drains: &mut Vec<RawDrain>,
     tap: Option<(&SampleTap, usize, &str)>,
 ) -> Option<RawTarget> {
-    let Some((tap, cpu, metric)) = tap else { return raw_target(dir, file_name, capacity, drains) };
     let path = dir.map(|d| d.join(file_name));
-    let (sink, drain) = tapped_channel(path.clone(), capacity, tap.clone(), cpu, metric);
+    let (sink, drain) = match (tap, &path) {
+        (Some((tap, cpu, metric)), _) => tapped_channel(path.clone(), capacity, tap.clone(), cpu, metric),
+        (None, Some(path)) => channel(path.clone(), capacity),
+        (None, None) => return None,
+    };
     drains.push(drain);
     Some(RawTarget { sink, path })
 }

@@ -124,7 +124,6 @@ struct Candidate {
 struct ThreadState {
     cpu: usize,
     comm: String,
-    tid: Option<i32>,
     /// Samples received and not yet split, with the time each is recorded at.
     pending: VecDeque<(u64, WakeSample)>,
     /// Net: the two metrics whose records make a wake-up, until their partner comes.
@@ -141,7 +140,8 @@ struct ThreadState {
 
 /// The split of one probe's samples while it runs; see the module documentation.
 pub struct StreamingSplit {
-    probe: String,
+    /// The measuring threads' names less the CPU: "rtlab-timer/".
+    comm_prefix: String,
     source: SplitSource,
     /// Wake-up records not yet matched to a sample, per CPU by expiry.
     records: BTreeMap<u32, BTreeMap<u64, SplitRecord>>,
@@ -182,7 +182,7 @@ impl StreamingSplit {
         }
         let (tap, samples) = SampleTap::new();
         let split = StreamingSplit {
-            probe: probe.to_string(),
+            comm_prefix: format!("rtlab-{probe}/"),
             source,
             records: BTreeMap::new(),
             stimulus: if probe == "net" { Stimulus::Datagram } else { Stimulus::Timer },
@@ -224,7 +224,6 @@ impl StreamingSplit {
             let state = self.threads.remove(&thread.cpu);
             let (account, recorders) = match state {
                 Some(mut state) => {
-                    state.account.counts.tid = state.tid;
                     state.account.explanations = state.candidates.into_iter().filter_map(|c| c.explanation).collect();
                     (state.account, state.recorders)
                 }
@@ -255,22 +254,13 @@ impl StreamingSplit {
     /// Takes the samples the tap has delivered.
     fn receive_samples(&mut self) {
         while let Ok(batch) = self.samples.try_recv() {
-            let stimulus = self.stimulus;
-            let probe = self.probe.clone();
-            let thread = self.threads.entry(batch.cpu).or_insert_with(|| ThreadState {
-                cpu: batch.cpu,
-                comm: format!("rtlab-{probe}/{}", batch.cpu),
-                tid: None,
-                pending: VecDeque::new(),
-                activation: VecDeque::new(),
-                latency: VecDeque::new(),
-                last_due_ns: 0,
-                recorders: None,
-                account: empty_account(batch.cpu),
-                candidates: Vec::new(),
-            });
+            let prefix = &self.comm_prefix;
+            let thread = self
+                .threads
+                .entry(batch.cpu)
+                .or_insert_with(|| ThreadState::new(batch.cpu, format!("{prefix}{}", batch.cpu)));
             let cpu = batch.cpu as u32;
-            match stimulus {
+            match self.stimulus {
                 Stimulus::Timer => {
                     for s in batch.samples {
                         let wake = WakeSample {
@@ -290,6 +280,14 @@ impl StreamingSplit {
                     thread.pair_datagrams();
                 }
             }
+        }
+    }
+
+    /// [`work`](Self::work) once every [`WORK_INTERVAL_NS`] of trace time, and at the end.
+    fn work_if_due(&mut self, complete_ns: u64) {
+        if complete_ns == u64::MAX || complete_ns >= self.last_work_ns.saturating_add(WORK_INTERVAL_NS) {
+            self.work();
+            self.last_work_ns = complete_ns;
         }
     }
 
@@ -359,11 +357,11 @@ impl StreamingSplit {
         let first_due = samples.iter().map(|s| s.due_ns).min().unwrap_or(0);
         let last_wake = samples.iter().map(|s| s.wake_ns).max().unwrap_or(0);
         let from = first_due.saturating_sub(2 * self.interval_ns + split::LOST_LOOKBACK_NS);
-        if thread.tid.is_none() {
+        if thread.account.counts.tid.is_none() {
             let events = self.cpus.entry(cpu).or_default().range(0, last_wake);
-            thread.tid = thread_tid(events, cpu, &thread.comm, self.stimulus, &samples);
+            thread.account.counts.tid = thread_tid(events, cpu, &thread.comm, self.stimulus, &samples);
         }
-        let results = match thread.tid {
+        let results = match thread.account.counts.tid {
             Some(tid) => {
                 let merged;
                 let events: &[KernelEvent] = match self.stimulus {
@@ -418,7 +416,7 @@ impl StreamingSplit {
             let result = match found {
                 Some((expires, record)) if record.switched_in_at_ns <= sample.wake_ns => {
                     records.remove(&expires);
-                    thread.tid.get_or_insert(record.tid);
+                    thread.account.counts.tid.get_or_insert(record.tid);
                     Ok(split::parts_at(&sample, record.handled_at_ns, record.switched_in_at_ns))
                 }
                 _ => Err(Unsplit::NoSwitchIn),
@@ -434,7 +432,7 @@ impl StreamingSplit {
 
     /// Explains the candidates whose events up to a second past the wake-up are in.
     fn explain_ready(&mut self, thread: &mut ThreadState, cpu: u32, complete: u64) {
-        let Some(tid) = thread.tid else { return };
+        let Some(tid) = thread.account.counts.tid else { return };
         for candidate in thread.candidates.iter_mut().filter(|c| c.explanation.is_none()) {
             let sample = candidate.sample;
             if sample.wake_ns.saturating_add(split::CONTEXT_LOOKBACK_NS) >= complete {
@@ -467,16 +465,7 @@ impl StreamingSplit {
 
 fn empty_account(cpu: usize) -> ThreadSplit {
     ThreadSplit {
-        counts: SplitCounts {
-            cpu,
-            tid: None,
-            samples: 0,
-            split: 0,
-            unsplit: Vec::new(),
-            sum_within_1us: 0,
-            switch_in_inferred: 0,
-            max_sum_error_ns: 0,
-        },
+        counts: SplitCounts { cpu, ..SplitCounts::default() },
         window_start_ns: 0,
         above_threshold: 0,
         explanations: Vec::new(),
@@ -484,6 +473,20 @@ fn empty_account(cpu: usize) -> ThreadSplit {
 }
 
 impl ThreadState {
+    fn new(cpu: usize, comm: String) -> ThreadState {
+        ThreadState {
+            cpu,
+            comm,
+            pending: VecDeque::new(),
+            activation: VecDeque::new(),
+            latency: VecDeque::new(),
+            last_due_ns: 0,
+            recorders: None,
+            account: empty_account(cpu),
+            candidates: Vec::new(),
+        }
+    }
+
     fn push(&mut self, at_ns: u64, sample: WakeSample) {
         if self.account.counts.samples == 0 {
             self.account.window_start_ns = at_ns;
@@ -578,10 +581,7 @@ impl RecordConsumer for StreamingSplit {
         for window in self.cpus.values_mut() {
             window.complete_before_ns = window.complete_before_ns.max(ns);
         }
-        if ns == u64::MAX || ns >= self.last_work_ns.saturating_add(WORK_INTERVAL_NS) {
-            self.work();
-            self.last_work_ns = ns;
-        }
+        self.work_if_due(ns);
     }
 }
 
@@ -596,10 +596,7 @@ impl TraceConsumer for StreamingSplit {
     fn complete_before(&mut self, cpu: u32, ns: u64) {
         let window = self.cpus.entry(cpu).or_default();
         window.complete_before_ns = window.complete_before_ns.max(ns);
-        if ns == u64::MAX || ns >= self.last_work_ns.saturating_add(WORK_INTERVAL_NS) {
-            self.work();
-            self.last_work_ns = ns;
-        }
+        self.work_if_due(ns);
     }
 
     fn steal(&mut self, readings: &[StealSample]) {

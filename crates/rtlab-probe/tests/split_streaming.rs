@@ -66,6 +66,15 @@ fn run(seed: u64) -> (Vec<KernelEvent>, Vec<WakeSample>) {
     (sc.merged(), samples)
 }
 
+/// Samples as the raw writer hands the timer probe's latency samples of CPU 0 to the tap.
+fn as_tapped(samples: &[WakeSample]) -> TappedSamples {
+    let samples = samples
+        .iter()
+        .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
+        .collect();
+    TappedSamples { cpu: 0, metric: "timer.latency".into(), samples }
+}
+
 fn settings(explain_above_ns: Option<u64>) -> SplitSettings {
     SplitSettings {
         explain_above_ns,
@@ -123,11 +132,7 @@ fn stream(
             samples[next_sample..].partition_point(|s| s.wake_ns < lagged) + next_sample
         };
         if upto > next_sample {
-            let raw = samples[next_sample..upto]
-                .iter()
-                .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
-                .collect();
-            tap.deliver(TappedSamples { cpu: 0, metric: "timer.latency".into(), samples: raw });
+            tap.deliver(as_tapped(&samples[next_sample..upto]));
             next_sample = upto;
         }
         split.steal(&[]);
@@ -249,19 +254,11 @@ fn wake_up_records_give_the_parts_of_their_instants() {
         RecordConsumer::complete_before(&mut split, complete);
         if n > 0 {
             let upto = samples.partition_point(|s| s.wake_ns < complete - 100 * INTERVAL_NS);
-            let raw = samples[delivered..upto]
-                .iter()
-                .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
-                .collect();
-            tap.deliver(TappedSamples { cpu: 0, metric: "timer.latency".into(), samples: raw });
+            tap.deliver(as_tapped(&samples[delivered..upto]));
             delivered = upto;
         }
     }
-    let raw = samples[delivered..]
-        .iter()
-        .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
-        .collect();
-    tap.deliver(TappedSamples { cpu: 0, metric: "timer.latency".into(), samples: raw });
+    tap.deliver(as_tapped(&samples[delivered..]));
     RecordConsumer::complete_before(&mut split, u64::MAX);
     let mut output = probe_output();
     let account = split.finish(&mut output).unwrap();

@@ -130,7 +130,7 @@ pub struct Explanation {
 
 /// How one thread's samples were split: the counts run.json keeps (its `split.coverage`
 /// entries flatten them beside their scenario and probe).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SplitCounts {
     pub cpu: usize,
     /// The thread's id found in the trace.

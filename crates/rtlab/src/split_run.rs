@@ -40,6 +40,17 @@ pub struct Backend {
     pub choice: String,
 }
 
+impl Backend {
+    /// What the split cuts samples with: the eBPF backend's records or tracefs' events.
+    pub fn source(&self) -> SplitSource {
+        if self.name == "ebpf" {
+            SplitSource::WakeUpRecords
+        } else {
+            SplitSource::KernelEvents
+        }
+    }
+}
+
 /// The backend `--split-backend` asks for if it is usable; else exit 3 naming what it
 /// lacks (not root: what every backend lacks, said once). `auto`: ebpf where it can do the
 /// plan's split (only timer probes, no `--explain-above`) and is usable, else tracefs.
@@ -177,7 +188,7 @@ pub fn start_tracing(
     dir: Option<&Path>,
     split: Arc<Mutex<StreamingSplit>>,
 ) -> anyhow::Result<SplitSession> {
-    if backend.name == "ebpf" {
+    if backend.source() == SplitSource::WakeUpRecords {
         return EbpfSession::start(split).map(SplitSession::Ebpf).map_err(|e| environment(format!("--split: {e}")));
     }
     if let Some(dir) = dir {
@@ -200,7 +211,6 @@ pub fn streaming_split(
     backend: &Backend,
     choice: ProbeChoice,
 ) -> anyhow::Result<Option<(SampleTap, StreamingSplit)>> {
-    let source = if backend.name == "ebpf" { SplitSource::WakeUpRecords } else { SplitSource::KernelEvents };
     let interval_ns = match choice {
         ProbeChoice::Timer => plan.interval_ns,
         ProbeChoice::Net => {
@@ -216,7 +226,7 @@ pub fn streaming_split(
         histogram_max_ns: plan.histogram_max_ns,
     };
     let planned_ns = crate::probe_build::expected_ns(plan, choice);
-    StreamingSplit::new(choice.name(), source, settings, interval_ns, planned_ns, &traced_cpus()?)
+    StreamingSplit::new(choice.name(), backend.source(), settings, interval_ns, planned_ns, &traced_cpus()?)
         .map(Some)
         .map_err(|e| environment(format!("--split: {e}")))
 }

@@ -563,20 +563,7 @@ mod tests {
     use rtlab_results::split::SplitCounts;
 
     fn coverage(probe: &str) -> SplitCoverage {
-        SplitCoverage {
-            scenario: "idle".into(),
-            probe: probe.into(),
-            counts: SplitCounts {
-                cpu: 0,
-                tid: None,
-                samples: 0,
-                split: 0,
-                unsplit: Vec::new(),
-                sum_within_1us: 0,
-                switch_in_inferred: 0,
-                max_sum_error_ns: 0,
-            },
-        }
+        SplitCoverage { scenario: "idle".into(), probe: probe.into(), counts: SplitCounts::default() }
     }
 
     #[test]

@@ -269,7 +269,7 @@ fn read_records(
         read += batch.len() as u64;
         let any = !batch.is_empty();
         {
-            let mut consumer = consumer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut consumer = super::lock_consumer(&consumer);
             if any {
                 consumer.records(batch);
             }

@@ -81,6 +81,12 @@ pub trait TraceConsumer: Send {
 /// A consumer shared by the reader thread and its owner.
 pub type SharedConsumer = Arc<Mutex<dyn TraceConsumer>>;
 
+/// A reader's consumer, even if its owner panicked holding it (the owner reads its state
+/// only after the reader has stopped).
+pub(crate) fn lock_consumer<T: ?Sized>(consumer: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    consumer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A per-CPU steal time reading (/proc/stat), taken by the readers while tracing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StealSample {

@@ -145,7 +145,7 @@ struct ReaderOutput {
 }
 
 struct CpuReader {
-    cpu: usize,
+    cpu: u32,
     pipe: File,
     spool: Option<File>,
     /// Bytes read (whole pages unless the kernel misbehaves: checked per read).
@@ -157,8 +157,52 @@ struct CpuReader {
 /// What the reader hands the pages to besides the spool.
 struct Decoding {
     consumer: SharedConsumer,
-    layout: PageLayout,
     formats: EventFormats,
+}
+
+impl CpuReader {
+    /// One page read: spooled, its losses counted, decoded into the consumer.
+    fn take_page(
+        &mut self,
+        page: &[u8],
+        layout: PageLayout,
+        decoding: Option<&Decoding>,
+        out: &mut ReaderOutput,
+    ) -> Result<(), TraceError> {
+        if page.len() != layout.page_size {
+            return Err(TraceError::Format(format!(
+                "cpu{}: trace_pipe_raw gave {} bytes, not a whole {}-byte page",
+                self.cpu,
+                page.len(),
+                layout.page_size
+            )));
+        }
+        if let Some(spool) = self.spool.as_mut() {
+            spool.write_all(page).map_err(io(format!("writing spool of cpu{}", self.cpu)))?;
+        }
+        let (lost, uncounted) = super::ring::count_lost(page, layout)?;
+        out.events_lost += lost;
+        out.pages_with_uncounted_loss += uncounted;
+        self.bytes += page.len() as u64;
+        let Some(d) = decoding else { return Ok(()) };
+        let decoded = super::ring::decode_pages(page, layout, self.cpu, &d.formats)?;
+        // A CPU's pages come out in time order: while a backlog is drained, what came before
+        // the last event is complete, so the consumer can work through it instead of
+        // holding the backlog.
+        let last_ns = decoded.events.last().map(|e| e.ts_ns);
+        let mut consumer = super::lock_consumer(&d.consumer);
+        consumer.events(self.cpu, decoded.events);
+        if let Some(last_ns) = last_ns {
+            self.report_complete(&mut *consumer, last_ns.saturating_sub(COMMIT_MARGIN_NS));
+        }
+        Ok(())
+    }
+
+    /// Tells the consumer that this CPU's events before `ns` are complete (never going back).
+    fn report_complete(&mut self, consumer: &mut dyn super::TraceConsumer, ns: u64) {
+        self.complete_before_ns = self.complete_before_ns.max(ns);
+        consumer.complete_before(self.cpu, self.complete_before_ns);
+    }
 }
 
 fn reader_loop(
@@ -171,7 +215,7 @@ fn reader_loop(
     let mut out = ReaderOutput::default();
     let mut page = vec![0u8; page_size];
     let hz = user_hz();
-    let cpus: Vec<usize> = readers.iter().map(|r| r.cpu).collect();
+    let cpus: Vec<usize> = readers.iter().map(|r| r.cpu as usize).collect();
     let mut next_steal = Instant::now();
     let mut steal = Vec::new();
     loop {
@@ -180,40 +224,12 @@ fn reader_loop(
         let stopping = stop.load(Ordering::Acquire);
         let mut read_any = false;
         for r in &mut readers {
-            let cpu = u32::try_from(r.cpu).map_err(|_| TraceError::Format(format!("CPU number {}", r.cpu)))?;
             let empty_from_ns = crate::clock::monotonic_ns();
             loop {
                 match r.pipe.read(&mut page) {
                     Ok(0) => break,
                     Ok(n) => {
-                        let data = page.get(..n).unwrap_or_default();
-                        if n != page_size {
-                            return Err(TraceError::Format(format!(
-                                "cpu{}: trace_pipe_raw gave {n} bytes, not a whole {page_size}-byte page",
-                                r.cpu
-                            )));
-                        }
-                        if let Some(spool) = r.spool.as_mut() {
-                            spool.write_all(data).map_err(io(format!("writing spool of cpu{}", r.cpu)))?;
-                        }
-                        let (lost, uncounted) = super::ring::count_lost(data, layout)?;
-                        out.events_lost += lost;
-                        out.pages_with_uncounted_loss += uncounted;
-                        if let Some(d) = &decoding {
-                            let decoded = super::ring::decode_pages(data, d.layout, cpu, &d.formats)?;
-                            // A CPU's pages come out in time order: while a backlog is
-                            // drained, what came before the last event is complete, so the
-                            // consumer can work through it instead of holding the backlog.
-                            let last_ns = decoded.events.last().map(|e| e.ts_ns);
-                            let mut consumer = lock(&d.consumer);
-                            consumer.events(cpu, decoded.events);
-                            if let Some(last_ns) = last_ns {
-                                r.complete_before_ns =
-                                    r.complete_before_ns.max(last_ns.saturating_sub(COMMIT_MARGIN_NS));
-                                consumer.complete_before(cpu, r.complete_before_ns);
-                            }
-                        }
-                        r.bytes += n as u64;
+                        r.take_page(page.get(..n).unwrap_or_default(), layout, decoding.as_ref(), &mut out)?;
                         read_any = true;
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -224,15 +240,14 @@ fn reader_loop(
             if let Some(d) = &decoding {
                 // After the last drain nothing more can come.
                 let complete = if stopping { u64::MAX } else { empty_from_ns.saturating_sub(COMMIT_MARGIN_NS) };
-                r.complete_before_ns = r.complete_before_ns.max(complete);
-                lock(&d.consumer).complete_before(cpu, r.complete_before_ns);
+                r.report_complete(&mut *super::lock_consumer(&d.consumer), complete);
             }
         }
         if Instant::now() >= next_steal || stopping {
             steal.clear();
             sample_steal(&cpus, hz, &mut steal);
             match &decoding {
-                Some(d) => lock(&d.consumer).steal(&steal),
+                Some(d) => super::lock_consumer(&d.consumer).steal(&steal),
                 None => out.steal.extend_from_slice(&steal),
             }
             next_steal = Instant::now() + STEAL_INTERVAL;
@@ -251,12 +266,6 @@ fn reader_loop(
         out.bytes += r.bytes;
     }
     Ok(out)
-}
-
-/// The consumer, even if another thread panicked holding it (its state is only read after
-/// the reader has stopped).
-fn lock(consumer: &SharedConsumer) -> std::sync::MutexGuard<'_, dyn super::TraceConsumer + 'static> {
-    consumer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn sample_steal(cpus: &[usize], hz: u64, steal: &mut Vec<StealSample>) {
@@ -415,6 +424,7 @@ impl Session {
                 }
                 None => None,
             };
+            let cpu = u32::try_from(cpu).map_err(|_| TraceError::Unsupported(format!("CPU number {cpu}")))?;
             readers.push(CpuReader { cpu, pipe, spool, bytes: 0, complete_before_ns: 0 });
         }
 
@@ -434,8 +444,7 @@ impl Session {
 
         let stop = Arc::clone(&self.stop);
         let layout = self.layout;
-        let decoding =
-            self.consumer.clone().map(|consumer| Decoding { consumer, layout, formats: self.formats.clone() });
+        let decoding = self.consumer.clone().map(|consumer| Decoding { consumer, formats: self.formats.clone() });
         let reader = std::thread::Builder::new()
             .name("rtlab-trace".into())
             .spawn(move || reader_loop(readers, layout, decoding, stop))
