@@ -59,6 +59,10 @@ pub struct ProbeSplitAccount {
     pub events: u64,
     /// The most events held at once (all CPUs): what bounds the split's memory.
     pub peak_window_events: u64,
+    /// Events dropped before every sample needing them was split: over
+    /// [`MAX_WINDOW_EVENTS_PER_CPU`], or older than the 10 s floor. Their samples count as
+    /// [`Unsplit::EventsLost`].
+    pub events_dropped: u64,
 }
 
 /// The kernel's priority of a thread at `policy` `priority` (what `sched_switch` reports).
@@ -90,6 +94,12 @@ const WORK_INTERVAL_NS: u64 = 50_000_000;
 /// arriving later than that finds its events gone and is counted unsplit.
 const MAX_SAMPLE_DELAY_NS: u64 = 10_000_000_000;
 
+/// The most events held per traced CPU (80 bytes each: about 5 MiB), whatever happens: at
+/// this VM's loaded rate (12,600 events a second per CPU) five seconds, over twice what
+/// the split needs. Past it the oldest go, and the samples that needed them count as
+/// [`Unsplit::EventsLost`]: a stalled reader costs coverage, not memory.
+const MAX_WINDOW_EVENTS_PER_CPU: usize = 1 << 16;
+
 /// A thread whose name never appears in the trace: its samples wait this long for it, then
 /// count as [`Unsplit::NoSwitchIn`].
 const TID_PATIENCE_NS: u64 = 2_000_000_000;
@@ -99,9 +109,30 @@ const TID_PATIENCE_NS: u64 = 2_000_000_000;
 struct CpuWindow {
     events: VecDeque<KernelEvent>,
     complete_before_ns: u64,
+    /// The newest event dropped before every sample that needed it was split (0: none).
+    dropped_through_ns: u64,
 }
 
 impl CpuWindow {
+    /// Drops the `count` oldest events that samples may still need, leaving a `Lost`
+    /// marker in their place for the explanations; returns how many went.
+    fn drop_needed(&mut self, count: usize, cpu: u32) -> u64 {
+        let count = count.min(self.events.len());
+        let mut dropped = 0;
+        let mut last_ns = None;
+        for event in self.events.drain(..count) {
+            // Markers (the kernel's or an earlier drop's) are no events of their own.
+            if !matches!(event.kind, EventKind::Lost { .. }) {
+                dropped += 1;
+            }
+            last_ns = Some(event.ts_ns);
+        }
+        let Some(last_ns) = last_ns else { return 0 };
+        self.dropped_through_ns = self.dropped_through_ns.max(last_ns);
+        self.events.push_front(KernelEvent { ts_ns: last_ns, cpu, pid: -1, kind: EventKind::Lost { events: dropped } });
+        dropped
+    }
+
     /// The events in [from, to], in order.
     fn range(&mut self, from_ns: u64, to_ns: u64) -> &[KernelEvent] {
         let events = self.events.make_contiguous();
@@ -156,6 +187,7 @@ pub struct StreamingSplit {
     steal: VecDeque<StealSample>,
     events: u64,
     peak_window_events: u64,
+    events_dropped: u64,
     /// The completeness instant of the last pass.
     last_work_ns: u64,
     /// A recorder that could not be made (the histogram's range): reported by `finish`.
@@ -197,6 +229,7 @@ impl StreamingSplit {
             steal: VecDeque::new(),
             events: 0,
             peak_window_events: 0,
+            events_dropped: 0,
             last_work_ns: 0,
             failure: None,
         };
@@ -236,7 +269,12 @@ impl StreamingSplit {
             thread.metrics.extend(recorders.into_iter().map(MetricRecorder::finish));
             accounts.push(account);
         }
-        Ok(ProbeSplitAccount { threads: accounts, events: self.events, peak_window_events: self.peak_window_events })
+        Ok(ProbeSplitAccount {
+            threads: accounts,
+            events: self.events,
+            peak_window_events: self.peak_window_events,
+            events_dropped: self.events_dropped,
+        })
     }
 
     fn recorders(&self, window_start_ns: u64) -> Result<Vec<MetricRecorder>, ProbeError> {
@@ -317,10 +355,13 @@ impl StreamingSplit {
         }
         let newest = self.cpus.values().filter_map(|w| w.events.back()).map(|e| e.ts_ns).max().unwrap_or(0);
         let floor = newest.saturating_sub(MAX_SAMPLE_DELAY_NS + keep_before);
-        let keep_from = keep_from.saturating_sub(keep_before).max(floor);
-        for window in self.cpus.values_mut() {
-            while window.events.front().is_some_and(|e| e.ts_ns < keep_from) {
-                window.events.pop_front();
+        let needed_from = keep_from.saturating_sub(keep_before);
+        for (&cpu, window) in &mut self.cpus {
+            let unneeded = window.events.partition_point(|e| e.ts_ns < needed_from);
+            window.events.drain(..unneeded);
+            let past_floor = window.events.partition_point(|e| e.ts_ns < floor);
+            if past_floor > 0 {
+                self.events_dropped += window.drop_needed(past_floor, cpu);
             }
         }
         // Steal: the last reading before the kept window stays (it opens the interval).
@@ -385,7 +426,18 @@ impl StreamingSplit {
         if thread.recorders.is_none() {
             thread.recorders = Some(self.recorders(thread.account.window_start_ns)?);
         }
+        let dropped_through = match self.stimulus {
+            Stimulus::Timer => self.cpus.get(&cpu).map_or(0, |w| w.dropped_through_ns),
+            Stimulus::Datagram => self.cpus.values().map(|w| w.dropped_through_ns).max().unwrap_or(0),
+        };
         for ((at_ns, sample), result) in batch.iter().zip(results) {
+            // Its arming or its lost-event look-back may be among the dropped events.
+            let needed_from = sample.due_ns.saturating_sub(2 * self.interval_ns + split::LOST_LOOKBACK_NS);
+            let result = if dropped_through != 0 && needed_from <= dropped_through {
+                Err(Unsplit::EventsLost)
+            } else {
+                result
+            };
             thread.record(*at_ns, sample, result, &self.settings);
         }
         Ok(())
@@ -588,7 +640,13 @@ impl RecordConsumer for StreamingSplit {
 impl TraceConsumer for StreamingSplit {
     fn events(&mut self, cpu: u32, events: Vec<KernelEvent>) {
         self.events += events.len() as u64;
-        self.cpus.entry(cpu).or_default().events.extend(events);
+        let window = self.cpus.entry(cpu).or_default();
+        window.events.extend(events);
+        let over = window.events.len().saturating_sub(MAX_WINDOW_EVENTS_PER_CPU);
+        if over > 0 {
+            // One more for the marker that takes their place.
+            self.events_dropped += window.drop_needed(over + 1, cpu);
+        }
         let held: usize = self.cpus.values().map(|w| w.events.len()).sum();
         self.peak_window_events = self.peak_window_events.max(held as u64);
     }

@@ -351,11 +351,11 @@ fn arbitrary_kind() -> impl Strategy<Value = EventKind> {
         Just(EventKind::SchedWaking { pid: TID, comm: COMM.into(), prio: PRIO, target_cpu: 0 }),
         (pids.clone(), pids, 0..140i32, 0..140i32).prop_map(|(prev, next, prev_prio, next_prio)| {
             EventKind::SchedSwitch {
-                prev_comm: format!("t{prev}"),
+                prev_comm: format!("t{prev}").as_str().into(),
                 prev_pid: prev,
                 prev_prio,
                 prev_state: 0,
-                next_comm: format!("t{next}"),
+                next_comm: format!("t{next}").as_str().into(),
                 next_pid: next,
                 next_prio,
             }

@@ -34,6 +34,12 @@ impl Rng {
 /// are late by hundreds of µs, some switches from idle are not traced, some events are
 /// lost, and interrupts and softirqs come in between.
 fn run(seed: u64) -> (Vec<KernelEvent>, Vec<WakeSample>) {
+    run_with(seed, 0)
+}
+
+/// [`run`] with `softirqs` more softirqs (two events each) while the thread sleeps, each
+/// cycle.
+fn run_with(seed: u64, softirqs: u64) -> (Vec<KernelEvent>, Vec<WakeSample>) {
     let mut rng = Rng(seed);
     let mut sc = Scenario::on(0);
     let mut samples = Vec::new();
@@ -44,6 +50,10 @@ fn run(seed: u64) -> (Vec<KernelEvent>, Vec<WakeSample>) {
         let busy = rng.below(3) == 0;
         let other = if busy { STRESS } else { IDLE };
         sc.arm(wake + 500, TID, TIMER, due as i64).switch(wake + 800, STREAMED, other);
+        for i in 0..softirqs {
+            let at = wake + 1_000 + i * 4_000;
+            sc.softirq_in(at, other.pid, 1).softirq_out(at + 1_000, other.pid, 1);
+        }
         if rng.below(4) == 0 {
             let at = wake + 20_000 + rng.below(200_000);
             sc.irq_in(at, other.pid, 24, "virtio0").irq_out(at + 3_000, other.pid, 24);
@@ -279,4 +289,50 @@ fn wake_up_records_give_the_parts_of_their_instants() {
     }
     // Only records not yet matched are held.
     assert!(account.peak_window_events < 400, "held {} records", account.peak_window_events);
+}
+
+#[test]
+fn a_stalled_tap_costs_samples_not_memory() {
+    // Every sample comes only after all the events: the split must not hold them all.
+    let (events, samples) = run_with(29, 10);
+    const BOUND: usize = 1 << 16;
+    assert!(events.len() > BOUND + 10_000, "{} events do not overflow the bound", events.len());
+    let (tap, mut split) =
+        StreamingSplit::new("timer", SplitSource::KernelEvents, settings(None), INTERVAL_NS, CYCLES * INTERVAL_NS, &[0])
+            .unwrap();
+    for chunk in events.chunk_by(|a, b| a.ts_ns / 3_000_000 == b.ts_ns / 3_000_000) {
+        split.events(0, chunk.to_vec());
+        split.complete_before(0, chunk.last().unwrap().ts_ns + 1);
+    }
+    tap.deliver(as_tapped(&samples));
+    split.complete_before(0, u64::MAX);
+    let mut output = probe_output();
+    let account = split.finish(&mut output).unwrap();
+    assert!(account.peak_window_events <= BOUND as u64, "held {}", account.peak_window_events);
+    // The window kept the newest events (one place for the marker of the dropped).
+    assert_eq!(account.events_dropped, (events.len() - (BOUND - 1)) as u64);
+    let dropped_through = events[events.len() - BOUND].ts_ns;
+
+    // Oracle: a sample whose events may be among the dropped is lost; every other sample
+    // is what the batch split of the whole trace gives.
+    let batch = split_samples(&events, TID, Stimulus::Timer, &samples);
+    let expected: Vec<Result<(), Unsplit>> = samples
+        .iter()
+        .zip(&batch)
+        .map(|(s, r)| {
+            if s.due_ns.saturating_sub(2 * INTERVAL_NS + rtlab_probe::split::LOST_LOOKBACK_NS) <= dropped_through {
+                Err(Unsplit::EventsLost)
+            } else {
+                r.map(|_| ())
+            }
+        })
+        .collect();
+    let counts = &account.threads[0].counts;
+    assert_eq!(counts.samples, CYCLES);
+    assert_eq!(counts.split, expected.iter().filter(|r| r.is_ok()).count() as u64);
+    let lost = expected.iter().filter(|r| **r == Err(Unsplit::EventsLost)).count() as u64;
+    assert!(lost > 1_000 && counts.split > 1_000, "lost {lost}, split {}", counts.split);
+    assert_eq!(counts.unsplit.iter().find(|(r, _)| *r == Unsplit::EventsLost).map(|(_, n)| *n), Some(lost));
+    assert_eq!(counts.split + counts.unsplit.iter().map(|(_, n)| n).sum::<u64>(), counts.samples);
+    assert_eq!(counts.sum_within_1us, counts.split);
 }

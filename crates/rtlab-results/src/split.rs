@@ -71,7 +71,8 @@ pub enum Unsplit {
     NoHandling,
     /// No switch to the thread between the handling and the wake-up.
     NoSwitchIn,
-    /// The kernel dropped events in the interval.
+    /// The kernel dropped events in the interval, or the split's bounded window dropped
+    /// them before the sample came.
     EventsLost,
 }
 

@@ -257,8 +257,16 @@ pub fn split_probe(
         events: account.events,
         events_lost: capture.events_lost,
         description: format!(
-            "{}; the split worked through them during the run, holding at most {} events at once",
-            capture.description, account.peak_window_events
+            "{}; the split worked through them during the run, holding at most {} events at once{}",
+            capture.description,
+            account.peak_window_events,
+            match account.events_dropped {
+                0 => String::new(),
+                n => format!(
+                    "; it dropped {n} events still needed (its window is bounded: a late reader or sample \
+                     tap), their samples counted as events lost"
+                ),
+            }
         ),
     })
 }

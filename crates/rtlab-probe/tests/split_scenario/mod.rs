@@ -62,11 +62,11 @@ impl Scenario {
 
     pub fn switch(&mut self, ts: u64, prev: Task, next: Task) -> &mut Self {
         let kind = EventKind::SchedSwitch {
-            prev_comm: prev.comm.to_string(),
+            prev_comm: prev.comm.into(),
             prev_pid: prev.pid,
             prev_prio: prev.prio,
             prev_state: if prev.pid == TID { 1 } else { 0 },
-            next_comm: next.comm.to_string(),
+            next_comm: next.comm.into(),
             next_pid: next.pid,
             next_prio: next.prio,
         };
@@ -92,7 +92,7 @@ impl Scenario {
     pub fn waking(&mut self, ts: u64, current: i32, woken: Task) -> &mut Self {
         let kind = EventKind::SchedWaking {
             pid: woken.pid,
-            comm: woken.comm.to_string(),
+            comm: woken.comm.into(),
             prio: woken.prio,
             target_cpu: self.cpu as i32,
         };
@@ -102,7 +102,7 @@ impl Scenario {
     pub fn wakeup(&mut self, ts: u64, current: i32, woken: Task) -> &mut Self {
         let kind = EventKind::SchedWakeup {
             pid: woken.pid,
-            comm: woken.comm.to_string(),
+            comm: woken.comm.into(),
             prio: woken.prio,
             target_cpu: self.cpu as i32,
         };

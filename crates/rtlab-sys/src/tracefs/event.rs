@@ -2,7 +2,80 @@
 //! split. One [`KernelEvent`] per tracepoint hit, with the tracing clock set to `mono` so
 //! that `ts_ns` is CLOCK_MONOTONIC like the probes' own timestamps.
 
+use std::fmt;
+use std::ops::Deref;
+
 use serde::{Deserialize, Serialize};
+
+/// A task's name as the kernel keeps it (`TASK_COMM_LEN`: 15 bytes and a NUL), held inline:
+/// a long split holds tens of thousands of events, and two heap strings per
+/// `sched_switch` were most of their memory.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Comm {
+    bytes: [u8; Comm::MAX_LEN],
+    len: u8,
+}
+
+impl Comm {
+    /// The longest name the kernel keeps.
+    pub const MAX_LEN: usize = 15;
+
+    /// The name in `bytes` up to the first NUL, cut to [`Comm::MAX_LEN`] bytes as the
+    /// kernel does, and to its longest valid UTF-8 prefix.
+    pub fn from_bytes(bytes: &[u8]) -> Comm {
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()).min(Comm::MAX_LEN);
+        let name = bytes.get(..end).unwrap_or_default();
+        let valid = match std::str::from_utf8(name) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        let mut comm = Comm { bytes: [0; Comm::MAX_LEN], len: valid as u8 };
+        comm.bytes[..valid].copy_from_slice(&name[..valid]);
+        comm
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Valid by construction; the fallback is never taken.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl From<&str> for Comm {
+    fn from(name: &str) -> Comm {
+        Comm::from_bytes(name.as_bytes())
+    }
+}
+
+impl Deref for Comm {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for Comm {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Comm {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Debug for Comm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Comm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One tracepoint hit on one CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,17 +162,17 @@ pub enum EventKind {
     /// `irq:softirq_exit`.
     SoftirqExit { vec: u32 },
     /// `sched:sched_waking`: `pid` is being woken (fires on the waker's CPU).
-    SchedWaking { pid: i32, comm: String, prio: i32, target_cpu: i32 },
+    SchedWaking { pid: i32, comm: Comm, prio: i32, target_cpu: i32 },
     /// `sched:sched_wakeup`: `pid` is runnable on `target_cpu`.
-    SchedWakeup { pid: i32, comm: String, prio: i32, target_cpu: i32 },
+    SchedWakeup { pid: i32, comm: Comm, prio: i32, target_cpu: i32 },
     /// `sched:sched_switch` on `cpu`. `prio` is the kernel's: 0..99 real-time (lower is
     /// higher priority: SCHED_FIFO p has prio 99 - p), 100..139 SCHED_OTHER, 120 = nice 0.
     SchedSwitch {
-        prev_comm: String,
+        prev_comm: Comm,
         prev_pid: i32,
         prev_prio: i32,
         prev_state: i64,
-        next_comm: String,
+        next_comm: Comm,
         next_pid: i32,
         next_prio: i32,
     },
@@ -108,4 +181,26 @@ pub enum EventKind {
     /// when the kernel did not store the count; the marker's `ts_ns` is the timestamp of
     /// the page that reported the loss and its `pid` is -1 (no task).
     Lost { events: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Comm, KernelEvent};
+
+    #[test]
+    fn an_event_is_80_bytes_with_nothing_on_the_heap_for_a_switch() {
+        // docs/tracing.md bounds the split's window in these.
+        assert_eq!(std::mem::size_of::<KernelEvent>(), 80);
+    }
+
+    #[test]
+    fn a_comm_stops_at_the_nul_and_at_the_kernel_s_length() {
+        assert_eq!(Comm::from_bytes(b"rtlab-timer/0\0\0\0"), "rtlab-timer/0");
+        assert_eq!(Comm::from_bytes(b"a-very-long-thread-name"), "a-very-long-thr");
+        assert_eq!(Comm::from("").as_str(), "");
+        // "é" is two bytes: cut at byte 15 it would be half a character, so it goes.
+        assert_eq!(Comm::from("abcdefghijklmné"), "abcdefghijklmn");
+        assert_eq!(Comm::from_bytes(b"ok\xffbad"), "ok");
+        assert_eq!(format!("{:?} {}", Comm::from("x"), Comm::from("y")), "\"x\" y");
+    }
 }

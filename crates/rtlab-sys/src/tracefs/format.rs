@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::event::{EventKind, Vector};
+use super::event::{Comm, EventKind, Vector};
 use super::TraceError;
 
 /// One field of an event's payload, as the `format` file describes it.
@@ -115,6 +115,7 @@ impl EventFormat {
         let uint = |name: &str| -> Result<u64, TraceError> { int(name).map(|v| v as u64) };
         let int32 = |name: &str| -> Result<i32, TraceError> { int(name).map(|v| v as i32) };
         let string = |name: &str| -> Result<String, TraceError> { read_string(record, self.field(name)?) };
+        let comm = |name: &str| -> Result<Comm, TraceError> { read_comm(record, self.field(name)?) };
         let pid = int32("common_pid")?;
         let kind = match self.event {
             EventId::HrtimerStart => EventKind::HrtimerStart {
@@ -134,22 +135,22 @@ impl EventFormat {
             EventId::SoftirqExit => EventKind::SoftirqExit { vec: uint("vec")? as u32 },
             EventId::SchedWaking => EventKind::SchedWaking {
                 pid: int32("pid")?,
-                comm: string("comm")?,
+                comm: comm("comm")?,
                 prio: int32("prio")?,
                 target_cpu: int32("target_cpu")?,
             },
             EventId::SchedWakeup => EventKind::SchedWakeup {
                 pid: int32("pid")?,
-                comm: string("comm")?,
+                comm: comm("comm")?,
                 prio: int32("prio")?,
                 target_cpu: int32("target_cpu")?,
             },
             EventId::SchedSwitch => EventKind::SchedSwitch {
-                prev_comm: string("prev_comm")?,
+                prev_comm: comm("prev_comm")?,
                 prev_pid: int32("prev_pid")?,
                 prev_prio: int32("prev_prio")?,
                 prev_state: int("prev_state")?,
-                next_comm: string("next_comm")?,
+                next_comm: comm("next_comm")?,
                 next_pid: int32("next_pid")?,
                 next_prio: int32("next_prio")?,
             },
@@ -225,6 +226,11 @@ fn read_int(record: &[u8], field: &Field) -> Result<i64, TraceError> {
         _ => return Err(TraceError::Format(format!("field {} has an integer size of {}", field.name, b.len()))),
     };
     Ok(value)
+}
+
+/// Reads a task name: a fixed `char comm[16]`.
+fn read_comm(record: &[u8], field: &Field) -> Result<Comm, TraceError> {
+    Ok(Comm::from_bytes(field_bytes(record, field)?))
 }
 
 /// Reads a string field: a fixed `char name[N]` array or a `__data_loc char[]`; stops at
