@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (MIT OR Apache-2.0) AND GPL-2.0-only
 //
-// The eBPF split backend of `rtlab run --split` (crates/rtlab-sys/src/ebpf.rs): one record
+// The eBPF split backend of `rtlab run --split` (crates/rtlab-sys/src/tracefs/ebpf.rs): one record
 // per wake-up of rtlab's timer threads, made in the kernel, instead of every event of the
 // traced CPUs in the ftrace ring buffer.
 //
@@ -11,8 +11,7 @@
 // handling. The next switch to the thread is its switch-in (the handling itself, when the
 // thread was running). The record goes to the `records` ring buffer then; a full buffer
 // counts the record in `dropped` instead. Instants are bpf_ktime_get_ns: CLOCK_MONOTONIC,
-// the clock of the samples. The rules are the tracefs backend's (docs/split.md); the
-// tracepoint layouts below are checked against tracefs' format files before loading.
+// the clock of the samples. The rules are the tracefs backend's (docs/split.md).
 //
 // Built with: clang -O2 -g -target bpf -c split.bpf.c (crates/rtlab-sys/build.rs).
 
@@ -28,31 +27,30 @@ typedef __u32 u32;
 #define COMM_PREFIX "rtlab-timer/"
 #define COMM_PREFIX_LEN 12
 
-struct hrtimer_start_args {
-    u64 common;
-    u64 hrtimer;
-    u64 function;
-    s64 expires;
-    s64 softexpires;
-};
+// BTF-typed tracepoints (tp_btf): the program gets the tracepoint's arguments, not the
+// record ftrace would build from them, so a hit costs no copy of a record nobody reads.
+// The few kernel fields read are declared here and relocated against the running kernel's
+// BTF at load (CO-RE): no vmlinux.h, no layout to keep in step.
 
-struct hrtimer_expire_entry_args {
-    u64 common;
-    u64 hrtimer;
-    s64 now;
-    u64 function;
-};
+typedef s64 ktime_t;
 
-struct sched_switch_args {
-    u64 common;
-    char prev_comm[16];
-    int prev_pid;
-    int prev_prio;
-    long prev_state;
-    char next_comm[16];
-    int next_pid;
-    int next_prio;
-};
+struct rb_node {
+    unsigned long __rb_parent_color;
+} __attribute__((preserve_access_index));
+
+struct timerqueue_node {
+    struct rb_node node;
+    ktime_t expires;
+} __attribute__((preserve_access_index));
+
+struct hrtimer {
+    struct timerqueue_node node;
+    void *function;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+    int pid;
+} __attribute__((preserve_access_index));
 
 /// What userspace reads: one per wake-up.
 struct split_record {
@@ -108,7 +106,7 @@ struct {
     __uint(max_entries, 1);
     __type(key, u32);
     __type(value, u64);
-} local_timer_entry SEC(".maps");
+} local_timer_entry_at SEC(".maps");
 
 /// Per CPU: records the ring buffer had no room for.
 struct {
@@ -144,17 +142,20 @@ static __always_inline void emit(u32 tid, u64 expires_ns, u64 handled_at_ns, u64
     r->expires_ns = expires_ns;
     r->handled_at_ns = handled_at_ns;
     r->switched_in_at_ns = switched_in_at_ns;
-    bpf_ringbuf_submit(r, 0);
+    // No wake-up: the reader polls, and a wake-up would queue irq_work on the measured path.
+    bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-SEC("tracepoint/timer/hrtimer_start")
-int hrtimer_start(struct hrtimer_start_args *args)
+/// hrtimer_start(struct hrtimer *hrtimer, enum hrtimer_mode mode)
+SEC("tp_btf/hrtimer_start")
+int hrtimer_start(u64 *ctx)
 {
     u64 pid_tgid = bpf_get_current_pid_tgid();
     if ((pid_tgid >> 32) != config_at(0))
         return 0;
+    struct hrtimer *hrtimer = (struct hrtimer *)ctx[0];
     u64 wakeup_fn = config_at(1);
-    if (wakeup_fn && args->function != wakeup_fn)
+    if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
         return 0;
     char comm[16];
     if (bpf_get_current_comm(comm, sizeof(comm)))
@@ -164,37 +165,40 @@ int hrtimer_start(struct hrtimer_start_args *args)
         if (comm[i] != prefix[i])
             return 0;
     u32 tid = (u32)pid_tgid;
-    u64 timer = args->hrtimer;
-    s64 expires = args->expires;
+    u64 timer = (u64)hrtimer;
+    s64 expires = hrtimer->node.expires;
     bpf_map_update_elem(&timer_owner, &timer, &tid, BPF_ANY);
     bpf_map_update_elem(&armed, &tid, &expires, BPF_ANY);
     return 0;
 }
 
-SEC("tracepoint/irq_vectors/local_timer_entry")
-int local_timer_entry_tp(void *args)
+/// local_timer_entry(int vector)
+SEC("tp_btf/local_timer_entry")
+int local_timer_entry(u64 *ctx)
 {
     u32 zero = 0;
-    u64 *entry = bpf_map_lookup_elem(&local_timer_entry, &zero);
+    u64 *entry = bpf_map_lookup_elem(&local_timer_entry_at, &zero);
     if (entry)
         *entry = bpf_ktime_get_ns();
     return 0;
 }
 
-SEC("tracepoint/irq_vectors/local_timer_exit")
-int local_timer_exit_tp(void *args)
+/// local_timer_exit(int vector)
+SEC("tp_btf/local_timer_exit")
+int local_timer_exit(u64 *ctx)
 {
     u32 zero = 0;
-    u64 *entry = bpf_map_lookup_elem(&local_timer_entry, &zero);
+    u64 *entry = bpf_map_lookup_elem(&local_timer_entry_at, &zero);
     if (entry)
         *entry = 0;
     return 0;
 }
 
-SEC("tracepoint/timer/hrtimer_expire_entry")
-int hrtimer_expire_entry(struct hrtimer_expire_entry_args *args)
+/// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now)
+SEC("tp_btf/hrtimer_expire_entry")
+int hrtimer_expire_entry(u64 *ctx)
 {
-    u64 timer = args->hrtimer;
+    u64 timer = ctx[0];
     u32 *owner = bpf_map_lookup_elem(&timer_owner, &timer);
     if (!owner)
         return 0;
@@ -206,7 +210,7 @@ int hrtimer_expire_entry(struct hrtimer_expire_entry_args *args)
     u64 now = bpf_ktime_get_ns();
     struct pending p = { .expires_ns = (u64)*expires, .handled_at_ns = now };
     u32 zero = 0;
-    u64 *entry = bpf_map_lookup_elem(&local_timer_entry, &zero);
+    u64 *entry = bpf_map_lookup_elem(&local_timer_entry_at, &zero);
     if (entry && *entry && *entry + EARLY_TIMER_IRQ_NS >= p.expires_ns)
         p.handled_at_ns = *entry;
     if ((u32)bpf_get_current_pid_tgid() == tid) {
@@ -218,10 +222,13 @@ int hrtimer_expire_entry(struct hrtimer_expire_entry_args *args)
     return 0;
 }
 
-SEC("tracepoint/sched/sched_switch")
-int sched_switch(struct sched_switch_args *args)
+/// sched_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+///              unsigned int prev_state)
+SEC("tp_btf/sched_switch")
+int sched_switch(u64 *ctx)
 {
-    u32 tid = (u32)args->next_pid;
+    struct task_struct *next = (struct task_struct *)ctx[2];
+    u32 tid = (u32)next->pid;
     struct pending *p = bpf_map_lookup_elem(&handled, &tid);
     if (!p)
         return 0;

@@ -174,13 +174,14 @@ pub fn run(
         let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None, split_tap: None };
         drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
-    // --split on a host booted without tracefs: mounted for the run (as root), unmounted
-    // when `tracefs_mount` drops at the end of the run, on every path.
-    let tracefs_mount = if plan.split { Some(crate::split_run::mount_tracing()?) } else { None };
-    let split_backend = if plan.split {
-        Some(crate::split_run::with_mount_note(crate::split_run::choose_backend(plan)?, tracefs_mount.as_ref()))
-    } else {
-        None
+    // --split with tracefs on a host booted without it: mounted for the run (as root),
+    // unmounted when `_tracefs_mount` drops at the end of the run, on every path.
+    let (_tracefs_mount, split_backend) = match plan.split {
+        true => {
+            let (mount, backend) = crate::split_run::prepare_backend(plan)?;
+            (mount, Some(backend))
+        }
+        false => (None, None),
     };
     prepare_output_dir(&plan.output)?;
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).

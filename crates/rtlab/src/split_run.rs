@@ -51,6 +51,25 @@ impl Backend {
     }
 }
 
+/// The run's backend, with tracefs mounted (and the tracing lock taken) when that backend
+/// reads it: the eBPF backend needs neither.
+pub fn prepare_backend(plan: &RunPlan) -> anyhow::Result<(Option<MountedTracing>, Backend)> {
+    match plan.split_backend {
+        SplitBackendArg::Ebpf => return Ok((None, choose_backend(plan)?)),
+        SplitBackendArg::Auto => {
+            if let Ok(backend) = choose_backend(plan) {
+                if backend.source() == SplitSource::WakeUpRecords {
+                    return Ok((None, backend));
+                }
+            }
+        }
+        SplitBackendArg::Tracefs => {}
+    }
+    let mount = mount_tracing()?;
+    let backend = with_mount_note(choose_backend(plan)?, Some(&mount));
+    Ok((Some(mount), backend))
+}
+
 /// The backend `--split-backend` asks for if it is usable; else exit 3 naming what it
 /// lacks (not root: what every backend lacks, said once). `auto`: ebpf where it can do the
 /// plan's split (only timer probes, no `--explain-above`) and is usable, else tracefs.
@@ -129,14 +148,14 @@ impl Drop for MountedTracing {
 /// As root: the tracing lock for the run, and tracefs mounted when it is not (debugfs'
 /// `tracing/` where only that can be mounted). Not root: nothing ([`choose_backend`] then
 /// says how to mount it). A failed mount is exit 3 naming the command to run by hand.
-pub fn mount_tracing() -> anyhow::Result<MountedTracing> {
+fn mount_tracing() -> anyhow::Result<MountedTracing> {
     tracefs::mount::TracefsMount::acquire()
         .map(MountedTracing)
         .map_err(|e| environment(format!("--split needs kernel tracing: {e}")))
 }
 
 /// The backend choice with what rtlab mounted for it, for run.json's `split.backend_choice`.
-pub fn with_mount_note(mut backend: Backend, mount: Option<&MountedTracing>) -> Backend {
+fn with_mount_note(mut backend: Backend, mount: Option<&MountedTracing>) -> Backend {
     if let Some(kind) = mount.and_then(MountedTracing::kind) {
         backend.choice.push_str(&format!(
             "; tracefs was not mounted: rtlab mounted {} for this run and unmounts it at the end (unless another rtlab still traces there)",

@@ -173,6 +173,23 @@ fn split_mounts_tracefs_for_the_run_and_unmounts_it_at_the_end() {
     let choice = run["split"]["backend_choice"].as_str().unwrap();
     assert!(choice.contains("rtlab mounted tracefs at /sys/kernel/tracing for this run"), "{choice}");
 
+    // The eBPF backend reads the kernel's BTF, not tracefs: nothing is mounted for it.
+    let out = dir.path().join("ebpf");
+    let output = Command::new(rtlab_path())
+        .args(["run", "--split", "--split-backend", "ebpf", "--load", "idle", "--duration", "2s", "--quiet"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("mounted"), "{stderr}");
+    assert!(!tracefs_mounted(), "tracefs stays unmounted for the ebpf backend");
+    let run = run_json(&out);
+    assert_eq!(run["split"]["backend"], "ebpf");
+    let covered: u64 = run["split"]["coverage"].as_array().unwrap().iter().map(|c| c["split"].as_u64().unwrap()).sum();
+    assert!(covered > 0, "{}", run["split"]);
+
     // SIGINT after 2 s: the partial run is saved and split, and tracefs unmounted.
     let out = dir.path().join("sigint");
     let mut child = spawn_split(&out);

@@ -1,12 +1,13 @@
-//! The eBPF split backend: programs on five tracepoints (bpf/split.bpf.c) follow this
-//! process's timer threads (`rtlab-timer/<cpu>`) and write one [`SplitRecord`] per wake-up
-//! into a BPF ring buffer: the timer's expiry, when its handling started, when the thread
-//! was switched in. Nothing else is recorded, so the measured path pays for five small
-//! programs instead of a dozen ftrace events written to the ring buffer.
+//! The eBPF split backend: programs on five BTF-typed tracepoints (bpf/split.bpf.c) follow
+//! this process's timer threads (`rtlab-timer/<cpu>`) and write one [`SplitRecord`] per
+//! wake-up into a BPF ring buffer: the timer's expiry, when its handling started, when the
+//! thread was switched in. Nothing else is recorded, so the measured path pays for five
+//! small programs, which get the tracepoints' arguments directly, instead of a dozen
+//! ftrace events written to the ring buffer.
 //!
 //! Main types:
-//! - [`EbpfSession`]: loads and attaches the programs (checking the tracepoints' layouts
-//!   against tracefs' format files first), and a non-real-time reader thread that polls the
+//! - [`EbpfSession`]: loads and attaches the programs (the kernel fields they read are
+//!   relocated against the kernel's BTF), and a non-real-time reader thread that polls the
 //!   ring buffer every 10 ms and hands the records to a [`RecordConsumer`]. Stopping or
 //!   dropping it detaches everything: nothing of it stays in the kernel.
 //! - [`SplitRecord`]: one wake-up, in CLOCK_MONOTONIC ns.
@@ -24,11 +25,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use aya::maps::{Array, PerCpuArray, RingBuf};
-use aya::programs::trace_point::TracePointLinkId;
-use aya::programs::TracePoint;
-use aya::Ebpf;
+use aya::programs::tp_btf::BtfTracePointLinkId;
+use aya::programs::BtfTracePoint;
+use aya::{Btf, BtfError, Ebpf};
 
-use super::format::{EventFormat, EventId};
 use super::TraceError;
 
 /// The compiled programs (empty when rtlab was built without clang); the ELF parser needs
@@ -43,24 +43,18 @@ const POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// found empty at instant r holds every record of a switch-in this much before r.
 const SUBMIT_MARGIN_NS: u64 = 1_000_000;
 
-/// Programs and the tracepoints they attach to.
-const PROGRAMS: [(&str, &str, &str); 5] = [
-    ("hrtimer_start", "timer", "hrtimer_start"),
-    ("hrtimer_expire_entry", "timer", "hrtimer_expire_entry"),
-    ("sched_switch", "sched", "sched_switch"),
-    ("local_timer_entry_tp", "irq_vectors", "local_timer_entry"),
-    ("local_timer_exit_tp", "irq_vectors", "local_timer_exit"),
+/// The programs, each named after the tracepoint it attaches to, with its category.
+const PROGRAMS: [(&str, &str); 5] = [
+    ("hrtimer_start", "timer"),
+    ("hrtimer_expire_entry", "timer"),
+    ("sched_switch", "sched"),
+    ("local_timer_entry", "irq_vectors"),
+    ("local_timer_exit", "irq_vectors"),
 ];
 
-/// The fields the programs read, at the offsets bpf/split.bpf.c declares.
-const LAYOUT: [(EventId, &str, usize, usize); 6] = [
-    (EventId::HrtimerStart, "hrtimer", 8, 8),
-    (EventId::HrtimerStart, "function", 16, 8),
-    (EventId::HrtimerStart, "expires", 24, 8),
-    (EventId::HrtimerExpireEntry, "hrtimer", 8, 8),
-    (EventId::SchedSwitch, "next_pid", 56, 4),
-    (EventId::SchedSwitch, "prev_state", 32, 8),
-];
+/// Where the kernel describes its types (BTF): the programs' arguments and the fields
+/// they read are found there.
+const KERNEL_BTF: &str = "/sys/kernel/btf/vmlinux";
 
 /// One wake-up of a timer thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,41 +110,39 @@ pub fn object_problem() -> Option<String> {
     OBJECT.is_empty().then(|| "rtlab was built without its eBPF object".to_string())
 }
 
-/// Whether the backend can run here: the object, root, tracefs (the tracepoints' ids and
-/// formats), and the layouts the programs were compiled for.
+/// Whether the backend can run here: the object, root, and the kernel's BTF with the five
+/// tracepoints. Does not need tracefs.
 pub fn check_support() -> Result<(), TraceError> {
+    kernel_btf().map(drop)
+}
+
+/// The kernel's BTF, once the object, root and every tracepoint are there.
+fn kernel_btf() -> Result<Btf, TraceError> {
     if let Some(problem) = object_problem() {
         return Err(TraceError::Unsupported(problem));
     }
     if crate::privileges::current().euid != 0 {
         return Err(TraceError::Unsupported("loading eBPF programs needs root".into()));
     }
-    let root = super::tracefs_root().ok_or_else(|| TraceError::Unsupported(super::NOT_MOUNTED.into()))?;
-    check_layouts(&root)
-}
-
-fn check_layouts(root: &Path) -> Result<(), TraceError> {
-    for (_, category, name) in PROGRAMS {
-        if !root.join("events").join(category).join(name).join("format").exists() {
-            return Err(TraceError::Unsupported(format!("this kernel lacks the tracepoint {category}:{name}")));
+    if !Path::new(KERNEL_BTF).exists() {
+        return Err(TraceError::Unsupported(format!(
+            "this kernel has no BTF ({KERNEL_BTF}; it needs CONFIG_DEBUG_INFO_BTF=y)"
+        )));
+    }
+    let btf = Btf::from_sys_fs().map_err(|e| ebpf_error(&format!("reading {KERNEL_BTF}"), e))?;
+    for (name, category) in PROGRAMS {
+        match btf.id_by_type_name_kind(&format!("btf_trace_{name}"), aya_obj::btf::BtfKind::Typedef) {
+            Ok(_) => {}
+            Err(BtfError::UnknownBtfTypeName { .. }) => {
+                return Err(TraceError::Unsupported(format!("this kernel lacks the tracepoint {category}:{name}")));
+            }
+            Err(e) => return Err(ebpf_error(&format!("looking up {category}:{name} in {KERNEL_BTF}"), e)),
         }
     }
-    for (event, field, offset, size) in LAYOUT {
-        let text = super::read_tracefs_file(&root.join("events").join(event.tracepoint()).join("format"))?;
-        let format = EventFormat::parse(event, &text)?;
-        let found = format.fields.iter().find(|f| f.name == field);
-        if !found.is_some_and(|f| f.offset == offset && f.size == size) {
-            return Err(TraceError::Unsupported(format!(
-                "{}'s field {field} is not at offset {offset}, size {size} as rtlab's eBPF programs read it: {}",
-                event.tracepoint().replace('/', ":"),
-                found.map_or("absent".to_string(), |f| format!("offset {}, size {}", f.offset, f.size))
-            )));
-        }
-    }
-    Ok(())
+    Ok(btf)
 }
 
-fn tracepoint<'a>(bpf: &'a mut Ebpf, program: &str) -> Result<&'a mut TracePoint, TraceError> {
+fn tracepoint<'a>(bpf: &'a mut Ebpf, program: &str) -> Result<&'a mut BtfTracePoint, TraceError> {
     bpf.program_mut(program)
         .ok_or_else(|| TraceError::Format(format!("eBPF object without program {program}")))?
         .try_into()
@@ -188,8 +180,11 @@ impl EbpfSession {
     /// Loads the programs for this process's timer threads, attaches them and starts the
     /// reader.
     pub fn start(consumer: SharedRecordConsumer) -> Result<Self, TraceError> {
-        check_support()?;
-        let mut bpf = Ebpf::load(OBJECT).map_err(|e| ebpf_error("loading the programs", e))?;
+        let btf = kernel_btf()?;
+        let mut bpf = aya::EbpfLoader::new()
+            .btf(Some(&btf))
+            .load(OBJECT)
+            .map_err(|e| ebpf_error("loading the programs", e))?;
         {
             let map = bpf.map_mut("config").ok_or_else(|| TraceError::Format("eBPF object without config".into()))?;
             let mut config: Array<_, u64> = Array::try_from(map).map_err(|e| ebpf_error("config map", e))?;
@@ -198,12 +193,10 @@ impl EbpfSession {
             config.set(1, wakeup, 0).map_err(|e| ebpf_error("config map", e))?;
         }
         let mut links = Vec::new();
-        for (program, category, name) in PROGRAMS {
+        for (program, category) in PROGRAMS {
             let tracepoint = tracepoint(&mut bpf, program)?;
-            tracepoint.load().map_err(|e| ebpf_error(&format!("loading {program}"), e))?;
-            let link = tracepoint
-                .attach(category, name)
-                .map_err(|e| ebpf_error(&format!("attaching to {category}:{name}"), e))?;
+            tracepoint.load(program, &btf).map_err(|e| ebpf_error(&format!("loading {program}"), e))?;
+            let link = tracepoint.attach().map_err(|e| ebpf_error(&format!("attaching to {category}:{program}"), e))?;
             links.push((program, link));
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -243,7 +236,7 @@ impl Drop for EbpfSession {
 /// before the last drain, so that nothing is written after it.
 fn read_records(
     mut bpf: Ebpf,
-    mut links: Vec<(&'static str, TracePointLinkId)>,
+    mut links: Vec<(&'static str, BtfTracePointLinkId)>,
     consumer: SharedRecordConsumer,
     stop: Arc<AtomicBool>,
 ) -> Result<EbpfCapture, TraceError> {
@@ -290,7 +283,7 @@ fn read_records(
         records: read,
         dropped,
         description: format!(
-            "eBPF programs on timer:hrtimer_start, timer:hrtimer_expire_entry, sched:sched_switch, irq_vectors:local_timer_entry/exit following this process's rtlab-timer threads; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped)"
+            "eBPF programs on the BTF tracepoints timer:hrtimer_start, timer:hrtimer_expire_entry, sched:sched_switch, irq_vectors:local_timer_entry/exit following this process's rtlab-timer threads; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped)"
         ),
     })
 }
