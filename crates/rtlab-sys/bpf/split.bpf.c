@@ -1,38 +1,38 @@
 // SPDX-License-Identifier: (MIT OR Apache-2.0) AND GPL-2.0-only
 //
-// The eBPF split backend of `rtlab run --split` (crates/rtlab-sys/src/tracefs/ebpf.rs): one record
-// per wake-up of rtlab's timer threads, made in the kernel, instead of every event of the
-// traced CPUs in the ftrace ring buffer.
+// The eBPF split backend of `rtlab run --split` (crates/rtlab-sys/src/tracefs/ebpf.rs): one
+// record per wake-up of rtlab's timer threads, made in the kernel, instead of every event
+// of the traced CPUs in the ftrace ring buffer.
 //
-// A measuring thread of this rtlab (its process id is set in `config`; its name starts
-// with "rtlab-timer/") arms its timer: hrtimer_start names the timer and its expiry. The
-// expiry's callback (hrtimer_expire_entry), or the local timer interrupt enclosing it when
-// that entered no earlier than EARLY_TIMER_IRQ_NS before the expiry, is the start of the
-// handling. The next switch to the thread is its switch-in (the handling itself, when the
-// thread was running). The record goes to the `records` ring buffer then; a full buffer
-// counts the record in `dropped` instead. Instants are bpf_ktime_get_ns: CLOCK_MONOTONIC,
-// the clock of the samples. The rules are the tracefs backend's (docs/split.md).
+// Two programs, both on the wake-up's path, so each does as little as it can:
+// - hrtimer_expire_entry: a sleeping task's timer (callback hrtimer_wakeup, its address in
+//   `config`) expires. Its task is the hrtimer_sleeper's; if that is a thread of this rtlab
+//   (process id in `config`) named "rtlab-timer/...", the timer's expiry and the start of
+//   the handling are kept for the thread. The start is the `now` the kernel passes: the
+//   instant hrtimer_interrupt read the clock on entry, for every timer it expires then. If
+//   the thread itself was running, the record is written at once (switch-in = handling).
+// - sched_switch: switching to such a thread with a handled wake-up writes the record.
+// Records go to the `records` ring buffer; a full buffer counts the record in `dropped`
+// instead. Instants are CLOCK_MONOTONIC, the clock of the samples.
+//
+// Both are BTF-typed tracepoints (tp_btf): they get the tracepoint's arguments, not a
+// record formatted from them, and the kernel fields they read are declared below and
+// relocated against the running kernel's BTF at load (CO-RE): no vmlinux.h, no layout to
+// keep in step.
 //
 // Built with: clang -O2 -g -target bpf -c split.bpf.c (crates/rtlab-sys/build.rs).
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
 typedef __u64 u64;
 typedef __s64 s64;
 typedef __u32 u32;
+typedef s64 ktime_t;
 
-/// KVM may raise the timer interrupt a few µs before the expiry on purpose.
-#define EARLY_TIMER_IRQ_NS 50000
 #define COMM_PREFIX "rtlab-timer/"
 #define COMM_PREFIX_LEN 12
-
-// BTF-typed tracepoints (tp_btf): the program gets the tracepoint's arguments, not the
-// record ftrace would build from them, so a hit costs no copy of a record nobody reads.
-// The few kernel fields read are declared here and relocated against the running kernel's
-// BTF at load (CO-RE): no vmlinux.h, no layout to keep in step.
-
-typedef s64 ktime_t;
 
 struct rb_node {
     unsigned long __rb_parent_color;
@@ -50,6 +50,13 @@ struct hrtimer {
 
 struct task_struct {
     int pid;
+    int tgid;
+    char comm[16];
+} __attribute__((preserve_access_index));
+
+struct hrtimer_sleeper {
+    struct hrtimer timer;
+    struct task_struct *task;
 } __attribute__((preserve_access_index));
 
 /// What userspace reads: one per wake-up.
@@ -61,14 +68,14 @@ struct split_record {
     u64 switched_in_at_ns;
 };
 
-/// What is known of a wake-up before its switch-in.
+/// A wake-up handled and not yet switched in (expires_ns 0: none).
 struct pending {
     u64 expires_ns;
     u64 handled_at_ns;
 };
 
-/// [0]: the process id whose threads are followed; [1]: hrtimer_wakeup's address (0: any
-/// callback).
+/// [0]: the process id whose threads are followed; [1]: hrtimer_wakeup's address (0:
+/// unknown, every callback is looked at).
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, 2);
@@ -76,37 +83,14 @@ struct {
     __type(value, u64);
 } config SEC(".maps");
 
-/// Timer -> the thread that armed it.
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 4096);
-    __type(key, u64);
-    __type(value, u32);
-} timer_owner SEC(".maps");
-
-/// Thread -> the expiry it armed last.
-struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 4096);
-    __type(key, u32);
-    __type(value, s64);
-} armed SEC(".maps");
-
-/// Thread -> its wake-up, handled and not yet switched in.
+/// Thread -> its wake-up, handled and not yet switched in. Entries are reused, not deleted:
+/// a lookup and a write in place cost less than a delete and an insert.
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 4096);
     __type(key, u32);
     __type(value, struct pending);
 } handled SEC(".maps");
-
-/// Per CPU: when the local timer interrupt being handled entered (0: none).
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, u32);
-    __type(value, u64);
-} local_timer_entry_at SEC(".maps");
 
 /// Per CPU: records the ring buffer had no room for.
 struct {
@@ -146,79 +130,40 @@ static __always_inline void emit(u32 tid, u64 expires_ns, u64 handled_at_ns, u64
     bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-/// hrtimer_start(struct hrtimer *hrtimer, enum hrtimer_mode mode)
-SEC("tp_btf/hrtimer_start")
-int hrtimer_start(u64 *ctx)
+/// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now)
+SEC("tp_btf/hrtimer_expire_entry")
+int hrtimer_expire_entry(u64 *ctx)
 {
-    u64 pid_tgid = bpf_get_current_pid_tgid();
-    if ((pid_tgid >> 32) != config_at(0))
-        return 0;
     struct hrtimer *hrtimer = (struct hrtimer *)ctx[0];
     u64 wakeup_fn = config_at(1);
     if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
         return 0;
+    // A sleeper's timer is the first member of its hrtimer_sleeper.
+    struct task_struct *task = BPF_CORE_READ((struct hrtimer_sleeper *)hrtimer, task);
+    if (!task || (u64)BPF_CORE_READ(task, tgid) != config_at(0))
+        return 0;
     char comm[16];
-    if (bpf_get_current_comm(comm, sizeof(comm)))
+    if (BPF_CORE_READ_STR_INTO(&comm, task, comm) < COMM_PREFIX_LEN)
         return 0;
     const char prefix[] = COMM_PREFIX;
     for (int i = 0; i < COMM_PREFIX_LEN; i++)
         if (comm[i] != prefix[i])
             return 0;
-    u32 tid = (u32)pid_tgid;
-    u64 timer = (u64)hrtimer;
-    s64 expires = hrtimer->node.expires;
-    bpf_map_update_elem(&timer_owner, &timer, &tid, BPF_ANY);
-    bpf_map_update_elem(&armed, &tid, &expires, BPF_ANY);
-    return 0;
-}
-
-/// local_timer_entry(int vector)
-SEC("tp_btf/local_timer_entry")
-int local_timer_entry(u64 *ctx)
-{
-    u32 zero = 0;
-    u64 *entry = bpf_map_lookup_elem(&local_timer_entry_at, &zero);
-    if (entry)
-        *entry = bpf_ktime_get_ns();
-    return 0;
-}
-
-/// local_timer_exit(int vector)
-SEC("tp_btf/local_timer_exit")
-int local_timer_exit(u64 *ctx)
-{
-    u32 zero = 0;
-    u64 *entry = bpf_map_lookup_elem(&local_timer_entry_at, &zero);
-    if (entry)
-        *entry = 0;
-    return 0;
-}
-
-/// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now)
-SEC("tp_btf/hrtimer_expire_entry")
-int hrtimer_expire_entry(u64 *ctx)
-{
-    u64 timer = ctx[0];
-    u32 *owner = bpf_map_lookup_elem(&timer_owner, &timer);
-    if (!owner)
+    u32 tid = (u32)BPF_CORE_READ(task, pid);
+    s64 now = 0;
+    if (bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]))
         return 0;
-    u32 tid = *owner;
-    bpf_map_delete_elem(&timer_owner, &timer);
-    s64 *expires = bpf_map_lookup_elem(&armed, &tid);
-    if (!expires)
-        return 0;
-    u64 now = bpf_ktime_get_ns();
-    struct pending p = { .expires_ns = (u64)*expires, .handled_at_ns = now };
-    u32 zero = 0;
-    u64 *entry = bpf_map_lookup_elem(&local_timer_entry_at, &zero);
-    if (entry && *entry && *entry + EARLY_TIMER_IRQ_NS >= p.expires_ns)
-        p.handled_at_ns = *entry;
+    struct pending p = { .expires_ns = (u64)hrtimer->node.expires, .handled_at_ns = (u64)now };
     if ((u32)bpf_get_current_pid_tgid() == tid) {
         // The thread itself was interrupted: no switch to wait for.
         emit(tid, p.expires_ns, p.handled_at_ns, p.handled_at_ns);
         return 0;
     }
-    bpf_map_update_elem(&handled, &tid, &p, BPF_ANY);
+    struct pending *slot = bpf_map_lookup_elem(&handled, &tid);
+    if (slot)
+        *slot = p;
+    else
+        bpf_map_update_elem(&handled, &tid, &p, BPF_ANY);
     return 0;
 }
 
@@ -228,12 +173,14 @@ SEC("tp_btf/sched_switch")
 int sched_switch(u64 *ctx)
 {
     struct task_struct *next = (struct task_struct *)ctx[2];
+    if ((u64)next->tgid != config_at(0))
+        return 0;
     u32 tid = (u32)next->pid;
     struct pending *p = bpf_map_lookup_elem(&handled, &tid);
-    if (!p)
+    if (!p || !p->expires_ns)
         return 0;
     emit(tid, p->expires_ns, p->handled_at_ns, bpf_ktime_get_ns());
-    bpf_map_delete_elem(&handled, &tid);
+    p->expires_ns = 0;
     return 0;
 }
 

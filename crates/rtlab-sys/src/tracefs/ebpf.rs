@@ -1,7 +1,7 @@
-//! The eBPF split backend: programs on five BTF-typed tracepoints (bpf/split.bpf.c) follow
+//! The eBPF split backend: programs on two BTF-typed tracepoints (bpf/split.bpf.c) follow
 //! this process's timer threads (`rtlab-timer/<cpu>`) and write one [`SplitRecord`] per
 //! wake-up into a BPF ring buffer: the timer's expiry, when its handling started, when the
-//! thread was switched in. Nothing else is recorded, so the measured path pays for five
+//! thread was switched in. Nothing else is recorded, so the measured path pays for two
 //! small programs, which get the tracepoints' arguments directly, instead of a dozen
 //! ftrace events written to the ring buffer.
 //!
@@ -44,13 +44,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(10);
 const SUBMIT_MARGIN_NS: u64 = 1_000_000;
 
 /// The programs, each named after the tracepoint it attaches to, with its category.
-const PROGRAMS: [(&str, &str); 5] = [
-    ("hrtimer_start", "timer"),
-    ("hrtimer_expire_entry", "timer"),
-    ("sched_switch", "sched"),
-    ("local_timer_entry", "irq_vectors"),
-    ("local_timer_exit", "irq_vectors"),
-];
+const PROGRAMS: [(&str, &str); 2] = [("hrtimer_expire_entry", "timer"), ("sched_switch", "sched")];
 
 /// Where the kernel describes its types (BTF): the programs' arguments and the fields
 /// they read are found there.
@@ -63,7 +57,8 @@ pub struct SplitRecord {
     pub tid: i32,
     /// The timer's programmed expiry (the request plus the thread's timer slack).
     pub expires_ns: u64,
-    /// The start of the timer interrupt handling that expiry.
+    /// The start of the timer interrupt handling that expiry: when `hrtimer_interrupt` read
+    /// the clock on entry (the `now` of `hrtimer_expire_entry`).
     pub handled_at_ns: u64,
     /// The thread switched in (the handling itself when the thread was running).
     pub switched_in_at_ns: u64,
@@ -110,7 +105,7 @@ pub fn object_problem() -> Option<String> {
     OBJECT.is_empty().then(|| "rtlab was built without its eBPF object".to_string())
 }
 
-/// Whether the backend can run here: the object, root, and the kernel's BTF with the five
+/// Whether the backend can run here: the object, root, and the kernel's BTF with the two
 /// tracepoints. Does not need tracefs.
 pub fn check_support() -> Result<(), TraceError> {
     kernel_btf().map(drop)
@@ -153,6 +148,14 @@ fn ebpf_error(what: &str, e: impl std::fmt::Display) -> TraceError {
     TraceError::Unsupported(format!("eBPF: {what}: {e}"))
 }
 
+/// What one program cost, as the kernel counts it while `kernel.bpf_stats_enabled` is 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramCost {
+    pub program: &'static str,
+    pub runs: u64,
+    pub total_ns: u64,
+}
+
 /// What a stopped session recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EbpfCapture {
@@ -160,6 +163,9 @@ pub struct EbpfCapture {
     pub records: u64,
     /// Records the ring buffer had no room for (all CPUs).
     pub dropped: u64,
+    /// Per program, its runs and time in them; empty unless the kernel counted them
+    /// (`sysctl kernel.bpf_stats_enabled=1`, which `bench/split-overhead` sets for one run).
+    pub costs: Vec<ProgramCost>,
     /// What the session did, for run.json.
     pub description: String,
 }
@@ -243,9 +249,11 @@ fn read_records(
     let map = bpf.take_map("records").ok_or_else(|| TraceError::Format("eBPF object without records".into()))?;
     let mut ring = RingBuf::try_from(map).map_err(|e| ebpf_error("records ring buffer", e))?;
     let mut read = 0u64;
+    let mut costs = Vec::new();
     loop {
         let stopping = stop.load(Ordering::Acquire);
         if stopping {
+            costs = program_costs(&mut bpf)?;
             for (program, link) in links.drain(..) {
                 tracepoint(&mut bpf, program)?
                     .detach(link)
@@ -279,11 +287,40 @@ fn read_records(
         Some(Ok(array)) => array.get(&0, 0).map(|values| values.iter().sum()).unwrap_or(0),
         _ => 0,
     };
+    let cost_note = match costs.is_empty() {
+        true => String::new(),
+        false => {
+            let each: Vec<String> = costs
+                .iter()
+                .map(|c| format!("{} {} runs, {} ns each", c.program, c.runs, c.total_ns / c.runs.max(1)))
+                .collect();
+            format!("; kernel.bpf_stats_enabled counted {}", each.join(", "))
+        }
+    };
     Ok(EbpfCapture {
         records: read,
         dropped,
+        costs,
         description: format!(
-            "eBPF programs on the BTF tracepoints timer:hrtimer_start, timer:hrtimer_expire_entry, sched:sched_switch, irq_vectors:local_timer_entry/exit following this process's rtlab-timer threads; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped)"
+            "eBPF programs on the BTF tracepoints timer:hrtimer_expire_entry and sched:sched_switch following this process's rtlab-timer threads; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped){cost_note}"
         ),
     })
+}
+
+/// The programs' costs if the kernel counted any (it does only while
+/// `kernel.bpf_stats_enabled` is 1: counting costs two clock reads per run).
+fn program_costs(bpf: &mut Ebpf) -> Result<Vec<ProgramCost>, TraceError> {
+    let mut costs = Vec::new();
+    for (program, _) in PROGRAMS {
+        let info = tracepoint(bpf, program)?.info().map_err(|e| ebpf_error(&format!("{program}'s counters"), e))?;
+        costs.push(ProgramCost {
+            program,
+            runs: info.run_count(),
+            total_ns: u64::try_from(info.run_time().as_nanos()).unwrap_or(u64::MAX),
+        });
+    }
+    if costs.iter().all(|c| c.runs == 0) {
+        costs.clear();
+    }
+    Ok(costs)
 }
