@@ -105,14 +105,11 @@ pub fn object_problem() -> Option<String> {
     OBJECT.is_empty().then(|| "rtlab was built without its eBPF object".to_string())
 }
 
-/// Whether the backend can run here: the object, root, and the kernel's BTF with the two
-/// tracepoints. Does not need tracefs.
+/// Whether the backend can run here: the object, root, and the kernel's BTF (which every
+/// kernel with BTF-typed tracepoints has; the two are looked up when the session starts).
+/// Cheap: it does not parse the BTF, whose few MB would stay in a locked process's heap.
+/// Does not need tracefs.
 pub fn check_support() -> Result<(), TraceError> {
-    kernel_btf().map(drop)
-}
-
-/// The kernel's BTF, once the object, root and every tracepoint are there.
-fn kernel_btf() -> Result<Btf, TraceError> {
     if let Some(problem) = object_problem() {
         return Err(TraceError::Unsupported(problem));
     }
@@ -124,6 +121,12 @@ fn kernel_btf() -> Result<Btf, TraceError> {
             "this kernel has no BTF ({KERNEL_BTF}; it needs CONFIG_DEBUG_INFO_BTF=y)"
         )));
     }
+    Ok(())
+}
+
+/// The kernel's BTF, once [`check_support`] passes and every tracepoint is there.
+fn kernel_btf() -> Result<Btf, TraceError> {
+    check_support()?;
     let btf = Btf::from_sys_fs().map_err(|e| ebpf_error(&format!("reading {KERNEL_BTF}"), e))?;
     for (name, category) in PROGRAMS {
         match btf.id_by_type_name_kind(&format!("btf_trace_{name}"), aya_obj::btf::BtfKind::Typedef) {
