@@ -109,28 +109,76 @@ const TID_PATIENCE_NS: u64 = 2_000_000_000;
 struct CpuWindow {
     events: VecDeque<KernelEvent>,
     complete_before_ns: u64,
+    /// Events before this instant are needed by no sample or candidate (the last pass's
+    /// reckoning): they go first, uncounted.
+    needed_from_ns: u64,
     /// The newest event dropped before every sample that needed it was split (0: none).
     dropped_through_ns: u64,
 }
 
-impl CpuWindow {
-    /// Drops the `count` oldest events that samples may still need, leaving a `Lost`
-    /// marker in their place for the explanations; returns how many went.
-    fn drop_needed(&mut self, count: usize, cpu: u32) -> u64 {
-        let count = count.min(self.events.len());
-        let mut dropped = 0;
-        let mut last_ns = None;
-        for event in self.events.drain(..count) {
-            // Markers (the kernel's or an earlier drop's) are no events of their own.
-            if !matches!(event.kind, EventKind::Lost { .. }) {
-                dropped += 1;
-            }
-            last_ns = Some(event.ts_ns);
+/// Events dropped while a sample could still need them.
+#[derive(Debug, Default)]
+struct DropTally {
+    /// Events (not markers).
+    events: u64,
+    /// What the `Lost` markers among them (the kernel's or an earlier drop's) stood for.
+    marked_lost: u64,
+    last_ns: Option<u64>,
+}
+
+impl DropTally {
+    fn add(&mut self, event: &KernelEvent) {
+        match event.kind {
+            EventKind::Lost { events } => self.marked_lost += events,
+            _ => self.events += 1,
         }
-        let Some(last_ns) = last_ns else { return 0 };
-        self.dropped_through_ns = self.dropped_through_ns.max(last_ns);
-        self.events.push_front(KernelEvent { ts_ns: last_ns, cpu, pid: -1, kind: EventKind::Lost { events: dropped } });
+        self.last_ns = Some(event.ts_ns);
+    }
+}
+
+impl CpuWindow {
+    /// Appends a chunk of events. What no sample needs goes first; then, past
+    /// [`MAX_WINDOW_EVENTS_PER_CPU`], the oldest, leaving a marker. The window's memory never
+    /// grows past the bound: its capacity doubles up to it, not beyond. Returns how many
+    /// events were dropped that samples may still need.
+    fn push(&mut self, mut events: Vec<KernelEvent>, cpu: u32) -> u64 {
+        let needed_from = self.needed_from_ns;
+        let unneeded = self.events.partition_point(|e| e.ts_ns < needed_from);
+        self.events.drain(..unneeded);
+        // One slot stays for the marker of what goes.
+        let over = (self.events.len() + events.len()).saturating_sub(MAX_WINDOW_EVENTS_PER_CPU - 1);
+        let mut tally = DropTally::default();
+        if over > 0 {
+            let from_window = over.min(self.events.len());
+            self.events.drain(..from_window).for_each(|e| tally.add(&e));
+            events.drain(..over - from_window).for_each(|e| tally.add(&e));
+        }
+        let needed = self.events.len() + usize::from(tally.last_ns.is_some()) + events.len();
+        if needed > self.events.capacity() {
+            let target = (self.events.capacity() * 2).clamp(needed, MAX_WINDOW_EVENTS_PER_CPU);
+            self.events.reserve_exact(target - self.events.len());
+        }
+        let dropped = self.leave_marker(tally, cpu);
+        self.events.extend(events);
         dropped
+    }
+
+    /// Drops the events before `floor` (samples may still need them), leaving a marker.
+    fn drop_before(&mut self, floor_ns: u64, cpu: u32) -> u64 {
+        let count = self.events.partition_point(|e| e.ts_ns < floor_ns);
+        let mut tally = DropTally::default();
+        self.events.drain(..count).for_each(|e| tally.add(&e));
+        self.leave_marker(tally, cpu)
+    }
+
+    /// A `Lost` marker in place of the dropped events, for the explanations and for
+    /// [`StreamingSplit::split_ready`]; returns how many events went.
+    fn leave_marker(&mut self, tally: DropTally, cpu: u32) -> u64 {
+        let Some(last_ns) = tally.last_ns else { return 0 };
+        self.dropped_through_ns = self.dropped_through_ns.max(last_ns);
+        let lost = tally.events + tally.marked_lost;
+        self.events.push_front(KernelEvent { ts_ns: last_ns, cpu, pid: -1, kind: EventKind::Lost { events: lost } });
+        tally.events
     }
 
     /// The events in [from, to], in order.
@@ -341,28 +389,31 @@ impl StreamingSplit {
                 self.failure.get_or_insert(e);
             }
         }
-        // What every thread may still need: its oldest pending sample or candidate, else the
-        // sample after its last one. Before any sample has come, only the floor below.
-        let mut keep_from = if self.threads.is_empty() { 0 } else { u64::MAX };
-        for thread in self.threads.values() {
+        // What a thread may still need: its oldest pending sample or candidate, else the
+        // sample after its last one. A timer sample needs its own CPU's events only, a
+        // datagram's every CPU's. Before any sample has come, only the floor below.
+        let interval_ns = self.interval_ns;
+        let needs = |thread: &ThreadState| {
             let next_due = thread
                 .pending
                 .front()
                 .map(|(_, s)| s.due_ns)
-                .unwrap_or_else(|| thread.last_due_ns.saturating_add(self.interval_ns));
+                .unwrap_or_else(|| thread.last_due_ns.saturating_add(interval_ns));
             let unexplained = thread.candidates.iter().filter(|c| c.explanation.is_none()).map(|c| c.sample.due_ns);
-            keep_from = unexplained.fold(keep_from.min(next_due), u64::min);
-        }
+            unexplained.fold(next_due, u64::min)
+        };
+        let keep_from = self.threads.values().map(needs).min().unwrap_or(0);
         let newest = self.cpus.values().filter_map(|w| w.events.back()).map(|e| e.ts_ns).max().unwrap_or(0);
         let floor = newest.saturating_sub(MAX_SAMPLE_DELAY_NS + keep_before);
-        let needed_from = keep_from.saturating_sub(keep_before);
         for (&cpu, window) in &mut self.cpus {
-            let unneeded = window.events.partition_point(|e| e.ts_ns < needed_from);
+            let cpu_keep_from = match self.stimulus {
+                Stimulus::Timer => self.threads.get(&(cpu as usize)).map_or(keep_from, needs),
+                Stimulus::Datagram => keep_from,
+            };
+            window.needed_from_ns = cpu_keep_from.saturating_sub(keep_before);
+            let unneeded = window.events.partition_point(|e| e.ts_ns < window.needed_from_ns);
             window.events.drain(..unneeded);
-            let past_floor = window.events.partition_point(|e| e.ts_ns < floor);
-            if past_floor > 0 {
-                self.events_dropped += window.drop_needed(past_floor, cpu);
-            }
+            self.events_dropped += window.drop_before(floor, cpu);
         }
         // Steal: the last reading before the kept window stays (it opens the interval).
         while self.steal.get(self.cpus.len().max(1)).is_some_and(|r| r.ts_ns < keep_from) {
@@ -640,13 +691,7 @@ impl RecordConsumer for StreamingSplit {
 impl TraceConsumer for StreamingSplit {
     fn events(&mut self, cpu: u32, events: Vec<KernelEvent>) {
         self.events += events.len() as u64;
-        let window = self.cpus.entry(cpu).or_default();
-        window.events.extend(events);
-        let over = window.events.len().saturating_sub(MAX_WINDOW_EVENTS_PER_CPU);
-        if over > 0 {
-            // One more for the marker that takes their place.
-            self.events_dropped += window.drop_needed(over + 1, cpu);
-        }
+        self.events_dropped += self.cpus.entry(cpu).or_default().push(events, cpu);
         let held: usize = self.cpus.values().map(|w| w.events.len()).sum();
         self.peak_window_events = self.peak_window_events.max(held as u64);
     }
@@ -729,6 +774,41 @@ mod tests {
 
     fn armed(ts_ns: u64, pid: i32, expires_ns: i64) -> KernelEvent {
         event(ts_ns, pid, EventKind::HrtimerStart { timer: 1, function: 2, expires_ns })
+    }
+
+    #[test]
+    fn a_window_never_holds_or_reserves_more_than_its_bound() {
+        let mut window = CpuWindow::default();
+        let mut dropped = 0;
+        let mut ts = 0;
+        for _ in 0..200 {
+            let chunk: Vec<KernelEvent> = (0..997)
+                .map(|_| {
+                    ts += 10;
+                    event(ts, 5, EventKind::SoftirqEntry { vec: 1 })
+                })
+                .collect();
+            dropped += window.push(chunk, 0);
+            assert!(window.events.len() <= MAX_WINDOW_EVENTS_PER_CPU);
+            assert!(window.events.capacity() <= MAX_WINDOW_EVENTS_PER_CPU, "{}", window.events.capacity());
+        }
+        // A marker and the newest events; everything older counted once.
+        assert_eq!(window.events.len(), MAX_WINDOW_EVENTS_PER_CPU);
+        assert_eq!(dropped, 200 * 997 - (MAX_WINDOW_EVENTS_PER_CPU as u64 - 1));
+        let marker = &window.events[0];
+        assert_eq!(marker.kind, EventKind::Lost { events: dropped });
+        assert_eq!(window.dropped_through_ns, marker.ts_ns);
+        assert_eq!(window.events[1].ts_ns, marker.ts_ns + 10);
+        // What no sample needs goes uncounted.
+        window.needed_from_ns = ts - 100;
+        assert_eq!(window.push(vec![event(ts + 10, 5, EventKind::SoftirqExit { vec: 1 })], 0), 0);
+        assert_eq!(window.events.len(), 12, "the 11 events from ts - 100 and the new one");
+        // A chunk larger than the bound keeps its newest events.
+        let big: Vec<KernelEvent> =
+            (1..=70_000).map(|i| event(ts + 10 + i, 5, EventKind::SoftirqEntry { vec: 1 })).collect();
+        assert_eq!(window.push(big, 0), 12 + 70_000 - (MAX_WINDOW_EVENTS_PER_CPU as u64 - 1));
+        assert_eq!(window.events.back().map(|e| e.ts_ns), Some(ts + 10 + 70_000));
+        assert!(window.events.capacity() <= MAX_WINDOW_EVENTS_PER_CPU);
     }
 
     #[test]

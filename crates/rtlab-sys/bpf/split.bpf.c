@@ -9,8 +9,10 @@
 //   `config`) expires. Its task is the hrtimer_sleeper's; if that is a thread of this rtlab
 //   (process id in `config`) named "rtlab-timer/...", the timer's expiry and the start of
 //   the handling are kept for the thread. The start is the `now` the kernel passes: the
-//   instant hrtimer_interrupt read the clock on entry, for every timer it expires then. If
-//   the thread itself was running, the record is written at once (switch-in = handling).
+//   instant hrtimer_interrupt read the clock on entry, for every timer it expires then
+//   (hrtimer_expire_entry_clock, for kernels whose verifier refuses reading `now`: the
+//   clock when the callback is entered). If the thread itself was running, the record is
+//   written at once (switch-in = handling).
 // - sched_switch: switching to such a thread with a handled wake-up writes the record.
 // Records go to the `records` ring buffer; a full buffer counts the record in `dropped`
 // instead. Instants are CLOCK_MONOTONIC, the clock of the samples.
@@ -130,7 +132,37 @@ static __always_inline void emit(u32 tid, u64 expires_ns, u64 handled_at_ns, u64
     bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-/// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now)
+/// A timer of `hrtimer` expired, its handling started at `handled_at_ns`.
+static __always_inline void expired(struct hrtimer *hrtimer, u64 handled_at_ns)
+{
+    // A sleeper's timer is the first member of its hrtimer_sleeper.
+    struct task_struct *task = BPF_CORE_READ((struct hrtimer_sleeper *)hrtimer, task);
+    if (!task || (u64)BPF_CORE_READ(task, tgid) != config_at(0))
+        return;
+    char comm[16];
+    if (BPF_CORE_READ_STR_INTO(&comm, task, comm) < COMM_PREFIX_LEN)
+        return;
+    const char prefix[] = COMM_PREFIX;
+    for (int i = 0; i < COMM_PREFIX_LEN; i++)
+        if (comm[i] != prefix[i])
+            return;
+    u32 tid = (u32)BPF_CORE_READ(task, pid);
+    struct pending p = { .expires_ns = (u64)hrtimer->node.expires, .handled_at_ns = handled_at_ns };
+    if ((u32)bpf_get_current_pid_tgid() == tid) {
+        // The thread itself was interrupted: no switch to wait for.
+        emit(tid, p.expires_ns, p.handled_at_ns, p.handled_at_ns);
+        return;
+    }
+    struct pending *slot = bpf_map_lookup_elem(&handled, &tid);
+    if (slot)
+        *slot = p;
+    else
+        bpf_map_update_elem(&handled, &tid, &p, BPF_ANY);
+}
+
+/// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now): the handling starts at
+/// `now`, hrtimer_interrupt's clock read on entry. Reading a `ktime_t *` argument needs a
+/// verifier that accepts pointers to integer typedefs (Linux 6.4, and backports).
 SEC("tp_btf/hrtimer_expire_entry")
 int hrtimer_expire_entry(u64 *ctx)
 {
@@ -138,32 +170,23 @@ int hrtimer_expire_entry(u64 *ctx)
     u64 wakeup_fn = config_at(1);
     if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
         return 0;
-    // A sleeper's timer is the first member of its hrtimer_sleeper.
-    struct task_struct *task = BPF_CORE_READ((struct hrtimer_sleeper *)hrtimer, task);
-    if (!task || (u64)BPF_CORE_READ(task, tgid) != config_at(0))
-        return 0;
-    char comm[16];
-    if (BPF_CORE_READ_STR_INTO(&comm, task, comm) < COMM_PREFIX_LEN)
-        return 0;
-    const char prefix[] = COMM_PREFIX;
-    for (int i = 0; i < COMM_PREFIX_LEN; i++)
-        if (comm[i] != prefix[i])
-            return 0;
-    u32 tid = (u32)BPF_CORE_READ(task, pid);
     s64 now = 0;
     if (bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]))
         return 0;
-    struct pending p = { .expires_ns = (u64)hrtimer->node.expires, .handled_at_ns = (u64)now };
-    if ((u32)bpf_get_current_pid_tgid() == tid) {
-        // The thread itself was interrupted: no switch to wait for.
-        emit(tid, p.expires_ns, p.handled_at_ns, p.handled_at_ns);
+    expired(hrtimer, (u64)now);
+    return 0;
+}
+
+/// The same where the verifier refuses that argument: the handling starts when the
+/// expiry's callback is entered, a little later.
+SEC("tp_btf/hrtimer_expire_entry")
+int hrtimer_expire_entry_clock(u64 *ctx)
+{
+    struct hrtimer *hrtimer = (struct hrtimer *)ctx[0];
+    u64 wakeup_fn = config_at(1);
+    if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
         return 0;
-    }
-    struct pending *slot = bpf_map_lookup_elem(&handled, &tid);
-    if (slot)
-        *slot = p;
-    else
-        bpf_map_update_elem(&handled, &tid, &p, BPF_ANY);
+    expired(hrtimer, bpf_ktime_get_ns());
     return 0;
 }
 

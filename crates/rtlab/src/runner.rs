@@ -176,12 +176,11 @@ pub fn run(
     }
     // --split with tracefs on a host booted without it: mounted for the run (as root),
     // unmounted when `_tracefs_mount` drops at the end of the run, on every path.
-    let (_tracefs_mount, split_backend) = match plan.split {
-        true => {
-            let (mount, backend) = crate::split_run::prepare_backend(plan)?;
-            (mount, Some(backend))
-        }
-        false => (None, None),
+    let (_tracefs_mount, split_backend) = if plan.split {
+        let (mount, backend) = crate::split_run::prepare_backend(plan)?;
+        (mount, Some(backend))
+    } else {
+        (None, None)
     };
     prepare_output_dir(&plan.output)?;
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).

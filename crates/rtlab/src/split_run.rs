@@ -52,21 +52,37 @@ impl Backend {
 }
 
 /// The run's backend, with tracefs mounted (and the tracing lock taken) when that backend
-/// reads it: the eBPF backend needs neither.
+/// reads it: the eBPF backend needs neither. The eBPF programs are loaded once first (the
+/// kernel's verifier is the last word on them): where it refuses them, `ebpf` is exit 3
+/// and `auto` takes tracefs.
 pub fn prepare_backend(plan: &RunPlan) -> anyhow::Result<(Option<MountedTracing>, Backend)> {
+    let mut auto_refused = None;
     match plan.split_backend {
-        SplitBackendArg::Ebpf => return Ok((None, choose_backend(plan)?)),
+        SplitBackendArg::Ebpf => {
+            let backend = choose_backend(plan)?;
+            return match tracefs::ebpf::check_loadable() {
+                Ok(_) => Ok((None, backend)),
+                Err(e) => Err(environment(format!("--split-backend ebpf: {e}"))),
+            };
+        }
         SplitBackendArg::Auto => {
             if let Ok(backend) = choose_backend(plan) {
                 if backend.source() == SplitSource::WakeUpRecords {
-                    return Ok((None, backend));
+                    match tracefs::ebpf::check_loadable() {
+                        Ok(_) => return Ok((None, backend)),
+                        Err(e) => auto_refused = Some(e.to_string()),
+                    }
                 }
             }
         }
         SplitBackendArg::Tracefs => {}
     }
     let mount = mount_tracing()?;
-    let backend = with_mount_note(choose_backend(plan)?, Some(&mount));
+    let backend = match auto_refused {
+        Some(why) => choose_named("tracefs", &format!("--split-backend auto: tracefs, not ebpf: {why}"))?,
+        None => choose_backend(plan)?,
+    };
+    let backend = with_mount_note(backend, Some(&mount));
     Ok((Some(mount), backend))
 }
 
@@ -108,9 +124,10 @@ fn choose_named(name: &'static str, why: &str) -> anyhow::Result<Backend> {
         return Ok(Backend { name: offered.name, choice });
     }
     match tracefs::unprivileged_blocker() {
-        // Not root: the one blocker of every backend, said once, with what to do.
-        Some(blocker) => Err(environment(format!("--split needs kernel tracing: {blocker}"))),
-        None => Err(environment(format!(
+        // Not root: the one blocker of every tracing backend, said once, with what to do
+        // (the eBPF backend's is its own).
+        Some(blocker) if name != "ebpf" => Err(environment(format!("--split needs kernel tracing: {blocker}"))),
+        _ => Err(environment(format!(
             "--split needs kernel tracing, which is not usable here: {}: {}",
             offered.name, offered.detail
         ))),

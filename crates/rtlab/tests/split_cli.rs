@@ -13,9 +13,11 @@ fn tracing_usable() -> bool {
         eprintln!("skipped: --split needs root");
         return false;
     }
-    let usable = rtlab_sys::tracefs::support().iter().any(|b| b.usable);
+    // These runs use the tracefs backend (the default); ./run-tests mounts tracefs.
+    let usable = rtlab_sys::tracefs::support().iter().any(|b| b.usable && b.name == "tracefs");
     if !usable {
-        eprintln!("skipped: no usable tracing backend: {:?}", rtlab_sys::tracefs::support());
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "tracefs unusable, and CI=true: these tests must run");
+        eprintln!("skipped: the tracefs backend is not usable: {:?}", rtlab_sys::tracefs::support());
     }
     usable
 }
@@ -119,6 +121,22 @@ fn without_privilege_split_exits_3_and_says_what_is_missing() {
     } else {
         assert!(stderr.contains("is usable only by root"), "{stderr}");
     }
+    assert!(!out.join("run.json").exists());
+
+    // The eBPF backend asked for: its own blocker, not tracefs'.
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(rtlab_path())
+        .args(["run", "--split", "--split-backend", "ebpf", "--load", "idle", "--duration", "1s", "--output"])
+        .arg(&out)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("ebpf: "), "{stderr}");
+    assert!(!stderr.contains("tracefs"), "{stderr}");
     assert!(!out.join("run.json").exists());
 }
 

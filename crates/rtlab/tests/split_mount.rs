@@ -144,6 +144,25 @@ fn wait(child: &mut Child) -> ExitStatus {
     }
 }
 
+/// A `--split-backend ebpf` run with tracefs unmounted: it splits, and mounts nothing.
+fn ebpf_run_mounts_nothing(dir: &std::path::Path) {
+    let out = dir.join("ebpf");
+    let output = Command::new(rtlab_path())
+        .args(["run", "--split", "--split-backend", "ebpf", "--load", "idle", "--duration", "2s", "--quiet"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("mounted"), "{stderr}");
+    assert!(!tracefs_mounted(), "tracefs stays unmounted for the ebpf backend");
+    let run = run_json(&out);
+    assert_eq!(run["split"]["backend"], "ebpf");
+    let covered: u64 = run["split"]["coverage"].as_array().unwrap().iter().map(|c| c["split"].as_u64().unwrap()).sum();
+    assert!(covered > 0, "{}", run["split"]);
+}
+
 #[test]
 fn split_mounts_tracefs_for_the_run_and_unmounts_it_at_the_end() {
     if !root_or_skip() {
@@ -174,21 +193,12 @@ fn split_mounts_tracefs_for_the_run_and_unmounts_it_at_the_end() {
     assert!(choice.contains("rtlab mounted tracefs at /sys/kernel/tracing for this run"), "{choice}");
 
     // The eBPF backend reads the kernel's BTF, not tracefs: nothing is mounted for it.
-    let out = dir.path().join("ebpf");
-    let output = Command::new(rtlab_path())
-        .args(["run", "--split", "--split-backend", "ebpf", "--load", "idle", "--duration", "2s", "--quiet"])
-        .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(!stderr.contains("mounted"), "{stderr}");
-    assert!(!tracefs_mounted(), "tracefs stays unmounted for the ebpf backend");
-    let run = run_json(&out);
-    assert_eq!(run["split"]["backend"], "ebpf");
-    let covered: u64 = run["split"]["coverage"].as_array().unwrap().iter().map(|c| c["split"].as_u64().unwrap()).sum();
-    assert!(covered > 0, "{}", run["split"]);
+    if let Err(why) = rtlab_sys::tracefs::ebpf::check_support() {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "{why}, and CI=true: the ebpf step must run in CI");
+        eprintln!("skipped the ebpf step: {why}");
+    } else {
+        ebpf_run_mounts_nothing(dir.path());
+    }
 
     // SIGINT after 2 s: the partial run is saved and split, and tracefs unmounted.
     let out = dir.path().join("sigint");

@@ -43,8 +43,12 @@ const POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// found empty at instant r holds every record of a switch-in this much before r.
 const SUBMIT_MARGIN_NS: u64 = 1_000_000;
 
-/// The programs, each named after the tracepoint it attaches to, with its category.
-const PROGRAMS: [(&str, &str); 2] = [("hrtimer_expire_entry", "timer"), ("sched_switch", "sched")];
+/// Per tracepoint (category, name), the programs that can serve it, best first: a kernel
+/// whose verifier refuses the first gets the next.
+const PROGRAMS: [(&str, &str, &[&str]); 2] = [
+    ("timer", "hrtimer_expire_entry", &["hrtimer_expire_entry", "hrtimer_expire_entry_clock"]),
+    ("sched", "sched_switch", &["sched_switch"]),
+];
 
 /// Where the kernel describes its types (BTF): the programs' arguments and the fields
 /// they read are found there.
@@ -128,7 +132,7 @@ pub fn check_support() -> Result<(), TraceError> {
 fn kernel_btf() -> Result<Btf, TraceError> {
     check_support()?;
     let btf = Btf::from_sys_fs().map_err(|e| ebpf_error(&format!("reading {KERNEL_BTF}"), e))?;
-    for (name, category) in PROGRAMS {
+    for (category, name, _) in PROGRAMS {
         match btf.id_by_type_name_kind(&format!("btf_trace_{name}"), aya_obj::btf::BtfKind::Typedef) {
             Ok(_) => {}
             Err(BtfError::UnknownBtfTypeName { .. }) => {
@@ -185,34 +189,84 @@ impl std::fmt::Debug for EbpfSession {
     }
 }
 
+/// The programs loaded into the kernel (verified), not attached yet.
+struct Loaded {
+    bpf: Ebpf,
+    /// Per tracepoint: the program that serves it, and the tracepoint as "category:name".
+    programs: Vec<(&'static str, String)>,
+    /// What the kernel refused on the way, if a fallback program was loaded instead.
+    fallbacks: Vec<String>,
+}
+
+/// Loads (and so verifies) the programs for this process's timer threads.
+fn load_programs() -> Result<Loaded, TraceError> {
+    let btf = kernel_btf()?;
+    let mut bpf =
+        aya::EbpfLoader::new().btf(Some(&btf)).load(OBJECT).map_err(|e| ebpf_error("loading the programs", e))?;
+    {
+        let map = bpf.map_mut("config").ok_or_else(|| TraceError::Format("eBPF object without config".into()))?;
+        let mut config: Array<_, u64> = Array::try_from(map).map_err(|e| ebpf_error("config map", e))?;
+        config.set(0, u64::from(std::process::id()), 0).map_err(|e| ebpf_error("config map", e))?;
+        let wakeup = super::session::hrtimer_wakeup_address().unwrap_or(0);
+        config.set(1, wakeup, 0).map_err(|e| ebpf_error("config map", e))?;
+    }
+    let mut programs = Vec::new();
+    let mut fallbacks = Vec::new();
+    for (category, name, candidates) in PROGRAMS {
+        let mut refused: Vec<String> = Vec::new();
+        let mut served = None;
+        for &program in candidates {
+            match tracepoint(&mut bpf, program)?.load(name, &btf) {
+                Ok(()) => {
+                    served = Some(program);
+                    break;
+                }
+                Err(e) => refused.push(format!("{program}: {}", first_line(&e.to_string()))),
+            }
+        }
+        let Some(program) = served else {
+            return Err(TraceError::Unsupported(format!(
+                "this kernel refuses rtlab's eBPF programs on {category}:{name}: {}",
+                refused.join("; ")
+            )));
+        };
+        programs.push((program, format!("{category}:{name}")));
+        if !refused.is_empty() {
+            fallbacks.push(format!("{category}:{name} with {program} ({} refused)", refused.join("; ")));
+        }
+    }
+    Ok(Loaded { bpf, programs, fallbacks })
+}
+
+/// The first line of a (verifier) message, at most 200 characters.
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or_default().chars().take(200).collect()
+}
+
+/// Whether this kernel loads the programs (its verifier included), without attaching them:
+/// what `--split-backend ebpf`/`auto` check before a run. On success, what had to fall
+/// back (empty: nothing).
+pub fn check_loadable() -> Result<Vec<String>, TraceError> {
+    load_programs().map(|loaded| loaded.fallbacks)
+}
+
 impl EbpfSession {
     /// Loads the programs for this process's timer threads, attaches them and starts the
     /// reader.
     pub fn start(consumer: SharedRecordConsumer) -> Result<Self, TraceError> {
-        let btf = kernel_btf()?;
-        let mut bpf = aya::EbpfLoader::new()
-            .btf(Some(&btf))
-            .load(OBJECT)
-            .map_err(|e| ebpf_error("loading the programs", e))?;
-        {
-            let map = bpf.map_mut("config").ok_or_else(|| TraceError::Format("eBPF object without config".into()))?;
-            let mut config: Array<_, u64> = Array::try_from(map).map_err(|e| ebpf_error("config map", e))?;
-            config.set(0, u64::from(std::process::id()), 0).map_err(|e| ebpf_error("config map", e))?;
-            let wakeup = super::session::hrtimer_wakeup_address().unwrap_or(0);
-            config.set(1, wakeup, 0).map_err(|e| ebpf_error("config map", e))?;
-        }
+        let Loaded { mut bpf, programs, fallbacks } = load_programs()?;
         let mut links = Vec::new();
-        for (program, category) in PROGRAMS {
-            let tracepoint = tracepoint(&mut bpf, program)?;
-            tracepoint.load(program, &btf).map_err(|e| ebpf_error(&format!("loading {program}"), e))?;
-            let link = tracepoint.attach().map_err(|e| ebpf_error(&format!("attaching to {category}:{program}"), e))?;
-            links.push((program, link));
+        for (program, tracepoint_name) in &programs {
+            let link = tracepoint(&mut bpf, program)?
+                .attach()
+                .map_err(|e| ebpf_error(&format!("attaching {program} to {tracepoint_name}"), e))?;
+            links.push((*program, link));
         }
         let stop = Arc::new(AtomicBool::new(false));
         let reader_stop = stop.clone();
         let reader = std::thread::Builder::new()
             .name("rtlab-ebpf".into())
-            .spawn(move || read_records(bpf, links, consumer, reader_stop))
+            .spawn(move || read_records(bpf, links, &fallbacks, consumer, reader_stop))
             .map_err(|source| TraceError::Io { op: "starting the eBPF reader thread".into(), source })?;
         Ok(Self { stop, reader: Some(reader) })
     }
@@ -246,6 +300,7 @@ impl Drop for EbpfSession {
 fn read_records(
     mut bpf: Ebpf,
     mut links: Vec<(&'static str, BtfTracePointLinkId)>,
+    fallbacks: &[String],
     consumer: SharedRecordConsumer,
     stop: Arc<AtomicBool>,
 ) -> Result<EbpfCapture, TraceError> {
@@ -256,7 +311,9 @@ fn read_records(
     loop {
         let stopping = stop.load(Ordering::Acquire);
         if stopping {
-            costs = program_costs(&mut bpf)?;
+            // Optional figures: a failure to read them costs the figures, not the run.
+            let programs: Vec<&'static str> = links.iter().map(|(program, _)| *program).collect();
+            costs = program_costs(&mut bpf, &programs).unwrap_or_default();
             for (program, link) in links.drain(..) {
                 tracepoint(&mut bpf, program)?
                     .detach(link)
@@ -290,31 +347,38 @@ fn read_records(
         Some(Ok(array)) => array.get(&0, 0).map(|values| values.iter().sum()).unwrap_or(0),
         _ => 0,
     };
-    let cost_note = match costs.is_empty() {
-        true => String::new(),
-        false => {
-            let each: Vec<String> = costs
-                .iter()
-                .map(|c| format!("{} {} runs, {} ns each", c.program, c.runs, c.total_ns / c.runs.max(1)))
-                .collect();
-            format!("; kernel.bpf_stats_enabled counted {}", each.join(", "))
-        }
+    let cost_note = if costs.is_empty() {
+        String::new()
+    } else {
+        let each: Vec<String> = costs
+            .iter()
+            .map(|c| format!("{} {} runs, {} ns each", c.program, c.runs, c.total_ns / c.runs.max(1)))
+            .collect();
+        format!("; kernel.bpf_stats_enabled counted {}", each.join(", "))
+    };
+    let handling = if fallbacks.is_empty() {
+        "the handling's start is hrtimer_interrupt's clock read".to_string()
+    } else {
+        format!(
+            "the handling's start is the clock when the expiry's callback is entered, as this kernel's verifier refused the better program: {}",
+            fallbacks.join("; ")
+        )
     };
     Ok(EbpfCapture {
         records: read,
         dropped,
         costs,
         description: format!(
-            "eBPF programs on the BTF tracepoints timer:hrtimer_expire_entry and sched:sched_switch following this process's rtlab-timer threads; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped){cost_note}"
+            "eBPF programs on the BTF tracepoints timer:hrtimer_expire_entry and sched:sched_switch following this process's rtlab-timer threads; {handling}; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped){cost_note}"
         ),
     })
 }
 
 /// The programs' costs if the kernel counted any (it does only while
 /// `kernel.bpf_stats_enabled` is 1: counting costs two clock reads per run).
-fn program_costs(bpf: &mut Ebpf) -> Result<Vec<ProgramCost>, TraceError> {
+fn program_costs(bpf: &mut Ebpf, programs: &[&'static str]) -> Result<Vec<ProgramCost>, TraceError> {
     let mut costs = Vec::new();
-    for (program, _) in PROGRAMS {
+    for &program in programs {
         let info = tracepoint(bpf, program)?.info().map_err(|e| ebpf_error(&format!("{program}'s counters"), e))?;
         costs.push(ProgramCost {
             program,

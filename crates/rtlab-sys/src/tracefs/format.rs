@@ -228,26 +228,31 @@ fn read_int(record: &[u8], field: &Field) -> Result<i64, TraceError> {
     Ok(value)
 }
 
-/// Reads a task name: a fixed `char comm[16]`.
+/// Reads a task name: a fixed `char comm[16]` (or a `__data_loc` string, as some kernels
+/// declare it), cut as the kernel keeps names.
 fn read_comm(record: &[u8], field: &Field) -> Result<Comm, TraceError> {
-    Ok(Comm::from_bytes(field_bytes(record, field)?))
+    Ok(Comm::from_bytes(string_bytes(record, field)?))
 }
 
 /// Reads a string field: a fixed `char name[N]` array or a `__data_loc char[]`; stops at
 /// the first NUL.
 fn read_string(record: &[u8], field: &Field) -> Result<String, TraceError> {
-    let bytes = if field.data_loc {
-        let loc = read_int(record, &Field { signed: false, size: 4, ..field.clone() })? as u32;
-        let offset = (loc & 0xffff) as usize;
-        let len = (loc >> 16) as usize;
-        record.get(offset..offset + len).ok_or_else(|| {
-            TraceError::Format(format!("__data_loc {} points outside its record ({offset}+{len})", field.name))
-        })?
-    } else {
-        field_bytes(record, field)?
-    };
+    let bytes = string_bytes(record, field)?;
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     Ok(String::from_utf8_lossy(bytes.get(..end).unwrap_or_default()).into_owned())
+}
+
+/// A string field's bytes: the array, or where its `__data_loc` word points.
+fn string_bytes<'a>(record: &'a [u8], field: &Field) -> Result<&'a [u8], TraceError> {
+    if !field.data_loc {
+        return field_bytes(record, field);
+    }
+    let loc = read_int(record, &Field { signed: false, size: 4, ..field.clone() })? as u32;
+    let offset = (loc & 0xffff) as usize;
+    let len = (loc >> 16) as usize;
+    record.get(offset..offset + len).ok_or_else(|| {
+        TraceError::Format(format!("__data_loc {} points outside its record ({offset}+{len})", field.name))
+    })
 }
 
 #[cfg(test)]
