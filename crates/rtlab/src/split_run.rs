@@ -25,10 +25,10 @@ const BUFFER_KB_PER_CPU: usize = 16 * 1024;
 /// per backend: median over interleaved rounds of the median timer latency with the split
 /// over without, on the development machine.
 pub fn measured_overhead(backend: &str) -> Option<(f64, &'static str)> {
-    const SOURCE: &str = "bench/split-overhead on the development VM (2 vCPU Firecracker, 6.18 PREEMPT_DYNAMIC), 2026-11-26: median of 15 interleaved rounds (plain, ebpf, tracefs) of 10 s, timer 1 ms, idle";
+    const SOURCE: &str = "bench/split-overhead on the development VM (2 vCPU Firecracker, 6.18 PREEMPT_DYNAMIC), 2026-11-26: median of 30 interleaved rounds (two runs of 15, order rotating) of 10 s, timer 1 ms, idle";
     match backend {
-        "ebpf" => Some((1.08, SOURCE)),
-        "tracefs" => Some((1.12, SOURCE)),
+        "ebpf" => Some((1.03, SOURCE)),
+        "tracefs" => Some((1.07, SOURCE)),
         _ => None,
     }
 }
