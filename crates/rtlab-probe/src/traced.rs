@@ -94,11 +94,12 @@ const WORK_INTERVAL_NS: u64 = 50_000_000;
 /// arriving later than that finds its events gone and is counted unsplit.
 const MAX_SAMPLE_DELAY_NS: u64 = 10_000_000_000;
 
-/// The most events held per traced CPU (80 bytes each: about 5 MiB), whatever happens: at
-/// this VM's loaded rate (12,600 events a second per CPU) five seconds, over twice what
-/// the split needs. Past it the oldest go, and the samples that needed them count as
-/// [`Unsplit::EventsLost`]: a stalled reader costs coverage, not memory.
-const MAX_WINDOW_EVENTS_PER_CPU: usize = 1 << 16;
+/// The most events held per traced CPU (80 bytes each: 20 MiB), whatever happens. The split
+/// needs about two seconds of events: under `--load mixed` this VM traces 70,000 a second
+/// per CPU (under akamina 12,600), so this is 3.7 s of mixed. Past it the oldest go, and
+/// the samples that needed them count as [`Unsplit::EventsLost`]: a stalled reader costs
+/// coverage, not memory.
+const MAX_WINDOW_EVENTS_PER_CPU: usize = 1 << 18;
 
 /// A thread whose name never appears in the trace: its samples wait this long for it, then
 /// count as [`Unsplit::NoSwitchIn`].
@@ -781,7 +782,8 @@ mod tests {
         let mut window = CpuWindow::default();
         let mut dropped = 0;
         let mut ts = 0;
-        for _ in 0..200 {
+        let chunks = MAX_WINDOW_EVENTS_PER_CPU as u64 / 997 + 70;
+        for _ in 0..chunks {
             let chunk: Vec<KernelEvent> = (0..997)
                 .map(|_| {
                     ts += 10;
@@ -794,7 +796,7 @@ mod tests {
         }
         // A marker and the newest events; everything older counted once.
         assert_eq!(window.events.len(), MAX_WINDOW_EVENTS_PER_CPU);
-        assert_eq!(dropped, 200 * 997 - (MAX_WINDOW_EVENTS_PER_CPU as u64 - 1));
+        assert_eq!(dropped, chunks * 997 - (MAX_WINDOW_EVENTS_PER_CPU as u64 - 1));
         let marker = &window.events[0];
         assert_eq!(marker.kind, EventKind::Lost { events: dropped });
         assert_eq!(window.dropped_through_ns, marker.ts_ns);
@@ -804,10 +806,11 @@ mod tests {
         assert_eq!(window.push(vec![event(ts + 10, 5, EventKind::SoftirqExit { vec: 1 })], 0), 0);
         assert_eq!(window.events.len(), 12, "the 11 events from ts - 100 and the new one");
         // A chunk larger than the bound keeps its newest events.
+        let size = MAX_WINDOW_EVENTS_PER_CPU as u64 + 5_000;
         let big: Vec<KernelEvent> =
-            (1..=70_000).map(|i| event(ts + 10 + i, 5, EventKind::SoftirqEntry { vec: 1 })).collect();
-        assert_eq!(window.push(big, 0), 12 + 70_000 - (MAX_WINDOW_EVENTS_PER_CPU as u64 - 1));
-        assert_eq!(window.events.back().map(|e| e.ts_ns), Some(ts + 10 + 70_000));
+            (1..=size).map(|i| event(ts + 10 + i, 5, EventKind::SoftirqEntry { vec: 1 })).collect();
+        assert_eq!(window.push(big, 0), 12 + size - (MAX_WINDOW_EVENTS_PER_CPU as u64 - 1));
+        assert_eq!(window.events.back().map(|e| e.ts_ns), Some(ts + 10 + size));
         assert!(window.events.capacity() <= MAX_WINDOW_EVENTS_PER_CPU);
     }
 

@@ -294,8 +294,8 @@ fn wake_up_records_give_the_parts_of_their_instants() {
 #[test]
 fn a_stalled_tap_costs_samples_not_memory() {
     // Every sample comes only after all the events: the split must not hold them all.
-    let (events, samples) = run_with(29, 10);
-    const BOUND: usize = 1 << 16;
+    let (events, samples) = run_with(29, 40);
+    const BOUND: usize = 1 << 18;
     assert!(events.len() > BOUND + 10_000, "{} events do not overflow the bound", events.len());
     let (tap, mut split) =
         StreamingSplit::new("timer", SplitSource::KernelEvents, settings(None), INTERVAL_NS, CYCLES * INTERVAL_NS, &[0])

@@ -299,8 +299,9 @@ pub fn split_probe(
             match account.events_dropped {
                 0 => String::new(),
                 n => format!(
-                    "; it dropped {n} events still needed (its window is bounded: a late reader or sample \
-                     tap), their samples counted as events lost"
+                    "; it dropped {n} events samples could still have needed (its window is bounded: a late \
+                     reader or sample tap, or a load that traces more than the bound holds); the samples that did \
+                     need them count as events lost"
                 ),
             }
         ),
