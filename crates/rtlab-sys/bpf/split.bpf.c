@@ -160,15 +160,25 @@ static __always_inline void expired(struct hrtimer *hrtimer, u64 handled_at_ns)
         bpf_map_update_elem(&handled, &tid, &p, BPF_ANY);
 }
 
+/// The expiring timer of hrtimer_expire_entry's arguments if it is a sleeper's (its
+/// callback hrtimer_wakeup, when that address is known), else NULL.
+static __always_inline struct hrtimer *wakeup_timer(u64 *ctx)
+{
+    struct hrtimer *hrtimer = (struct hrtimer *)ctx[0];
+    u64 wakeup_fn = config_at(1);
+    if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
+        return 0;
+    return hrtimer;
+}
+
 /// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now): the handling starts at
 /// `now`, hrtimer_interrupt's clock read on entry. Reading a `ktime_t *` argument needs a
 /// verifier that accepts pointers to integer typedefs (Linux 6.4, and backports).
 SEC("tp_btf/hrtimer_expire_entry")
 int hrtimer_expire_entry(u64 *ctx)
 {
-    struct hrtimer *hrtimer = (struct hrtimer *)ctx[0];
-    u64 wakeup_fn = config_at(1);
-    if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
+    struct hrtimer *hrtimer = wakeup_timer(ctx);
+    if (!hrtimer)
         return 0;
     s64 now = 0;
     if (bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]))
@@ -182,9 +192,8 @@ int hrtimer_expire_entry(u64 *ctx)
 SEC("tp_btf/hrtimer_expire_entry")
 int hrtimer_expire_entry_clock(u64 *ctx)
 {
-    struct hrtimer *hrtimer = (struct hrtimer *)ctx[0];
-    u64 wakeup_fn = config_at(1);
-    if (wakeup_fn && (u64)hrtimer->function != wakeup_fn)
+    struct hrtimer *hrtimer = wakeup_timer(ctx);
+    if (!hrtimer)
         return 0;
     expired(hrtimer, bpf_ktime_get_ns());
     return 0;

@@ -94,14 +94,20 @@ fn without_privilege_split_exits_3_and_says_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    let output = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(rtlab_path())
-        .args(["run", "--split", "--load", "idle", "--duration", "1s", "--output"])
-        .arg(&out)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    // `rtlab run --split <extra> --load idle --duration 1s --output out` as nobody.
+    let as_nobody = |extra: &[&str]| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(rtlab_path())
+            .args(["run", "--split"])
+            .args(extra)
+            .args(["--load", "idle", "--duration", "1s", "--output"])
+            .arg(&out)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let output = as_nobody(&[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
@@ -124,14 +130,7 @@ fn without_privilege_split_exits_3_and_says_what_is_missing() {
     assert!(!out.join("run.json").exists());
 
     // The eBPF backend asked for: its own blocker, not tracefs'.
-    let output = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(rtlab_path())
-        .args(["run", "--split", "--split-backend", "ebpf", "--load", "idle", "--duration", "1s", "--output"])
-        .arg(&out)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let output = as_nobody(&["--split-backend", "ebpf"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
