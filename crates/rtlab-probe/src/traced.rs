@@ -485,11 +485,8 @@ impl StreamingSplit {
         for ((at_ns, sample), result) in batch.iter().zip(results) {
             // Its arming or its lost-event look-back may be among the dropped events.
             let needed_from = sample.due_ns.saturating_sub(2 * self.interval_ns + split::LOST_LOOKBACK_NS);
-            let result = if dropped_through != 0 && needed_from <= dropped_through {
-                Err(Unsplit::EventsLost)
-            } else {
-                result
-            };
+            let result =
+                if dropped_through != 0 && needed_from <= dropped_through { Err(Unsplit::EventsLost) } else { result };
             thread.record(*at_ns, sample, result, &self.settings);
         }
         Ok(())

@@ -297,9 +297,15 @@ fn a_stalled_tap_costs_samples_not_memory() {
     let (events, samples) = run_with(29, 40);
     const BOUND: usize = 1 << 18;
     assert!(events.len() > BOUND + 10_000, "{} events do not overflow the bound", events.len());
-    let (tap, mut split) =
-        StreamingSplit::new("timer", SplitSource::KernelEvents, settings(None), INTERVAL_NS, CYCLES * INTERVAL_NS, &[0])
-            .unwrap();
+    let (tap, mut split) = StreamingSplit::new(
+        "timer",
+        SplitSource::KernelEvents,
+        settings(None),
+        INTERVAL_NS,
+        CYCLES * INTERVAL_NS,
+        &[0],
+    )
+    .unwrap();
     for chunk in events.chunk_by(|a, b| a.ts_ns / 3_000_000 == b.ts_ns / 3_000_000) {
         split.events(0, chunk.to_vec());
         split.complete_before(0, chunk.last().unwrap().ts_ns + 1);
