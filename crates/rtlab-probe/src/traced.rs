@@ -143,9 +143,7 @@ impl CpuWindow {
     /// grows past the bound: its capacity doubles up to it, not beyond. Returns how many
     /// events were dropped that samples may still need.
     fn push(&mut self, mut events: Vec<KernelEvent>, cpu: u32) -> u64 {
-        let needed_from = self.needed_from_ns;
-        let unneeded = self.events.partition_point(|e| e.ts_ns < needed_from);
-        self.events.drain(..unneeded);
+        self.drop_unneeded();
         // One slot stays for the marker of what goes.
         let over = (self.events.len() + events.len()).saturating_sub(MAX_WINDOW_EVENTS_PER_CPU - 1);
         let mut tally = DropTally::default();
@@ -162,6 +160,14 @@ impl CpuWindow {
         let dropped = self.leave_marker(tally, cpu);
         self.events.extend(events);
         dropped
+    }
+
+    /// Drops the events before [`CpuWindow::needed_from_ns`]: no sample or candidate needs
+    /// them.
+    fn drop_unneeded(&mut self) {
+        let needed_from = self.needed_from_ns;
+        let unneeded = self.events.partition_point(|e| e.ts_ns < needed_from);
+        self.events.drain(..unneeded);
     }
 
     /// Drops the events before `floor` (samples may still need them), leaving a marker.
@@ -288,7 +294,13 @@ impl StreamingSplit {
     /// How far before a sample's due time its events are kept: the explanation's context,
     /// the arming of its timer (one interval before), the lost-event look-back.
     fn keep_before_ns(&self) -> u64 {
-        split::CONTEXT_LOOKBACK_NS + 2 * self.interval_ns + split::LOST_LOOKBACK_NS
+        split::CONTEXT_LOOKBACK_NS + self.cut_lookback_ns()
+    }
+
+    /// How far before a sample's due time its cut looks: its timer's arming (one interval
+    /// before) and the lost-event look-back.
+    fn cut_lookback_ns(&self) -> u64 {
+        2 * self.interval_ns + split::LOST_LOOKBACK_NS
     }
 
     /// Works through everything, as if every CPU's events were complete: after the session
@@ -412,8 +424,7 @@ impl StreamingSplit {
                 Stimulus::Datagram => keep_from,
             };
             window.needed_from_ns = cpu_keep_from.saturating_sub(keep_before);
-            let unneeded = window.events.partition_point(|e| e.ts_ns < window.needed_from_ns);
-            window.events.drain(..unneeded);
+            window.drop_unneeded();
             self.events_dropped += window.drop_before(floor, cpu);
         }
         // Steal: the last reading before the kept window stays (it opens the interval).
@@ -449,7 +460,7 @@ impl StreamingSplit {
         let samples: Vec<WakeSample> = batch.iter().map(|(_, s)| *s).collect();
         let first_due = samples.iter().map(|s| s.due_ns).min().unwrap_or(0);
         let last_wake = samples.iter().map(|s| s.wake_ns).max().unwrap_or(0);
-        let from = first_due.saturating_sub(2 * self.interval_ns + split::LOST_LOOKBACK_NS);
+        let from = first_due.saturating_sub(self.cut_lookback_ns());
         if thread.account.counts.tid.is_none() {
             let events = self.cpus.entry(cpu).or_default().range(0, last_wake);
             thread.account.counts.tid = thread_tid(events, cpu, &thread.comm, self.stimulus, &samples);
@@ -484,7 +495,7 @@ impl StreamingSplit {
         };
         for ((at_ns, sample), result) in batch.iter().zip(results) {
             // Its arming or its lost-event look-back may be among the dropped events.
-            let needed_from = sample.due_ns.saturating_sub(2 * self.interval_ns + split::LOST_LOOKBACK_NS);
+            let needed_from = sample.due_ns.saturating_sub(self.cut_lookback_ns());
             let result =
                 if dropped_through != 0 && needed_from <= dropped_through { Err(Unsplit::EventsLost) } else { result };
             thread.record(*at_ns, sample, result, &self.settings);

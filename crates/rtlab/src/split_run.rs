@@ -61,7 +61,7 @@ pub fn prepare_backend(plan: &RunPlan) -> anyhow::Result<(Option<MountedTracing>
         SplitBackendArg::Ebpf => {
             let backend = choose_backend(plan)?;
             return match tracefs::ebpf::check_loadable() {
-                Ok(_) => Ok((None, backend)),
+                Ok(()) => Ok((None, backend)),
                 Err(e) => Err(environment(format!("--split-backend ebpf: {e}"))),
             };
         }
@@ -69,7 +69,7 @@ pub fn prepare_backend(plan: &RunPlan) -> anyhow::Result<(Option<MountedTracing>
             if let Ok(backend) = choose_backend(plan) {
                 if backend.source() == SplitSource::WakeUpRecords {
                     match tracefs::ebpf::check_loadable() {
-                        Ok(_) => return Ok((None, backend)),
+                        Ok(()) => return Ok((None, backend)),
                         Err(e) => auto_refused = Some(e.to_string()),
                     }
                 }

@@ -155,12 +155,13 @@ fn ebpf_error(what: &str, e: impl std::fmt::Display) -> TraceError {
     TraceError::Unsupported(format!("eBPF: {what}: {e}"))
 }
 
-/// What one program cost, as the kernel counts it while `kernel.bpf_stats_enabled` is 1.
+/// What one program cost, as the kernel counts it while `kernel.bpf_stats_enabled` is 1
+/// (`bench/split-overhead` sets it for one run); the capture's description lists them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProgramCost {
-    pub program: &'static str,
-    pub runs: u64,
-    pub total_ns: u64,
+struct ProgramCost {
+    program: &'static str,
+    runs: u64,
+    total_ns: u64,
 }
 
 /// What a stopped session recorded.
@@ -170,9 +171,6 @@ pub struct EbpfCapture {
     pub records: u64,
     /// Records the ring buffer had no room for (all CPUs).
     pub dropped: u64,
-    /// Per program, its runs and time in them; empty unless the kernel counted them
-    /// (`sysctl kernel.bpf_stats_enabled=1`, which `bench/split-overhead` sets for one run).
-    pub costs: Vec<ProgramCost>,
     /// What the session did, for run.json.
     pub description: String,
 }
@@ -244,10 +242,9 @@ fn first_line(message: &str) -> String {
 }
 
 /// Whether this kernel loads the programs (its verifier included), without attaching them:
-/// what `--split-backend ebpf`/`auto` check before a run. On success, what had to fall
-/// back (empty: nothing).
-pub fn check_loadable() -> Result<Vec<String>, TraceError> {
-    load_programs().map(|loaded| loaded.fallbacks)
+/// what `--split-backend ebpf`/`auto` check before a run.
+pub fn check_loadable() -> Result<(), TraceError> {
+    load_programs().map(drop)
 }
 
 impl EbpfSession {
@@ -367,7 +364,6 @@ fn read_records(
     Ok(EbpfCapture {
         records: read,
         dropped,
-        costs,
         description: format!(
             "eBPF programs on the BTF tracepoints timer:hrtimer_expire_entry and sched:sched_switch following this process's rtlab-timer threads; {handling}; one record per wake-up through a 1 MiB BPF ring buffer polled every 10 ms ({read} records, {dropped} dropped){cost_note}"
         ),
