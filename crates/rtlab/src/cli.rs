@@ -41,6 +41,15 @@ pub enum Command {
     Check(CheckArgs),
     /// The published evaluations, end to end: `suite list`, `suite NAME [--quick]`
     Suite(SuiteArgs),
+    /// Measure without end: a window every --window into a SQLite history, and OpenMetrics
+    /// for Prometheus with --listen
+    Monitor(crate::monitor_cmd::MonitorArgs),
+    /// The history of a monitor database: maxima over time with kernel changes, the last
+    /// day's histogram, percentiles per day, regressions
+    History(crate::history_cmd::HistoryArgs),
+    /// The farm overview from Prometheus: every board it scrapes, worst latency today and
+    /// this week, kernel changes, silent boards, requirements broken
+    Fleet(crate::fleet_cmd::FleetArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout
     Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout

@@ -6,7 +6,10 @@ mod cli;
 mod errors;
 mod experiment;
 mod experiment_file;
+mod fleet_cmd;
+mod history_cmd;
 mod import_cmd;
+mod monitor_cmd;
 mod packaging;
 mod plan_values;
 mod probe_build;
@@ -44,6 +47,9 @@ fn main() -> ExitCode {
         Command::Import(args) => import_cmd::cmd_import(&args),
         Command::Check(args) => check_cmd::cmd_check(&args),
         Command::Suite(args) => suite::cmd_suite(&args),
+        Command::Monitor(args) => monitor_cmd::cmd_monitor(&args),
+        Command::History(args) => history_cmd::cmd_history(&args),
+        Command::Fleet(args) => fleet_cmd::cmd_fleet(&args),
         Command::Completions(args) => packaging::cmd_completions(&args),
         Command::Manpage(args) => packaging::cmd_manpage(&args),
         Command::LoadHost(args) => cmd_load_host(&args),
