@@ -12,6 +12,9 @@
 //! - [`load::LoadReport`]: what a load achieved; [`split::SplitRun`]: the split section and
 //!   the explained spikes; [`taskset::TasksetRun`]: a task set run for real;
 //!   [`verdict::Verdict`]: the judgement against the requirements.
+//! - [`history::HistoryDb`]: the monitor's SQLite history of [`history::WindowRecord`]s
+//!   (one per closed window: histograms, moments, overruns, lost, activity) and
+//!   [`history::Session`]s (each start, with the host's identity, gaps and kernel changes).
 //! - [`raw::RawReader`]: the raw sample files of a results directory.
 //! - [`set::ReportSet`]: several saved runs as `report`/`compare` see them, each scenario a
 //!   [`set::Configuration`]; [`set::ReportExporter`]: the one trait of every output format
@@ -22,6 +25,7 @@
 //!   ([`judgement::JudgementSpec`], [`judgement::JudgementResult`]).
 
 pub mod activity;
+pub mod history;
 pub mod host;
 pub mod judgement;
 pub mod load;
@@ -56,4 +60,7 @@ pub enum ResultsError {
     },
     #[error("raw sample file {path}: {reason}")]
     RawFormat { path: PathBuf, reason: String },
+    /// The monitor's SQLite history (`history`).
+    #[error("history {path}: {reason}")]
+    History { path: String, reason: String },
 }

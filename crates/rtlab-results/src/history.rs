@@ -1,0 +1,728 @@
+//! The monitor's history: windows in an embedded SQLite database (docs/history.md).
+//!
+//! `rtlab monitor` closes a [`WindowRecord`] every `--window`: per CPU and metric the HDR
+//! histogram, exact moments, overruns and lost samples, plus the system activity. Each
+//! record is committed in one transaction, in WAL mode, so a process killed at any moment
+//! leaves every completed window readable and loses at most the open one. Every start of
+//! the monitor opens a [`Session`] that carries the host's identity; a session records the
+//! gap since the previous window and a kernel change since the previous session.
+//!
+//! Retention ([`Retention`]) bounds the file: old windows are merged, exactly, into hourly
+//! and then daily rows (histograms merged, moments added), and rows older than `keep` go.
+
+use crate::activity::Activity;
+use crate::host::SystemInfo;
+use crate::ResultsError;
+use rtlab_analysis::{HistogramEncoding, LatencyHistogram, Moments};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The schema version this crate writes; `PRAGMA user_version` of the file.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// `PRAGMA application_id`: "rtlb", so that another program's SQLite file is refused.
+pub const APPLICATION_ID: i64 = 0x72746c62;
+
+/// The migrations, in order: `MIGRATIONS[n]` takes a file from version n to n + 1.
+const MIGRATIONS: &[&str] = &["
+CREATE TABLE sessions (
+    id              INTEGER PRIMARY KEY,
+    started_ns      INTEGER NOT NULL,   -- unix time, ns
+    ended_ns        INTEGER,            -- null: the monitor did not end cleanly (killed)
+    end_reason      TEXT,
+    hostname        TEXT NOT NULL,
+    kernel_release  TEXT NOT NULL,
+    preemption      TEXT NOT NULL,
+    cmdline_hash    TEXT NOT NULL,
+    previous_kernel TEXT,               -- set when the kernel differs from the previous session's
+    gap_before_ns   INTEGER,            -- time since the previous window ended; null for the first session
+    host_json       TEXT NOT NULL,      -- the SystemInfo of run.json's `host`
+    settings_json   TEXT NOT NULL       -- MonitorSettings
+);
+CREATE TABLE windows (
+    id            INTEGER PRIMARY KEY,
+    session_id    INTEGER NOT NULL REFERENCES sessions(id),
+    start_ns      INTEGER NOT NULL,     -- unix time, ns
+    end_ns        INTEGER NOT NULL,
+    resolution    TEXT NOT NULL CHECK (resolution IN ('window', 'hour', 'day')),
+    merged        INTEGER NOT NULL,     -- monitor windows this row holds
+    phase         TEXT NOT NULL,        -- the load schedule's phase ('idle' without a schedule)
+    activity_json TEXT                  -- Activity; null for merged rows
+);
+CREATE INDEX windows_by_start ON windows(start_ns);
+CREATE TABLE window_metrics (
+    window_id  INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,
+    cpu        INTEGER NOT NULL,
+    metric     TEXT NOT NULL,           -- 'timer.latency', 'timer.jitter'
+    count      INTEGER NOT NULL,
+    min_ns     INTEGER,                 -- null when count = 0
+    max_ns     INTEGER,
+    sum_ns     TEXT NOT NULL,           -- exact i128 sum, decimal
+    sum_sq     TEXT NOT NULL,           -- exact u128 sum of squares, decimal
+    overruns   INTEGER NOT NULL,
+    lost       INTEGER NOT NULL,
+    histogram  TEXT NOT NULL,           -- JSON of run.json's histogram encoding (HdrHistogram V2)
+    PRIMARY KEY (window_id, cpu, metric)
+);
+"];
+
+/// Who was measured: what the OSADL farm prints beside each board's plot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostIdentity {
+    pub hostname: String,
+    pub kernel_release: String,
+    /// "PREEMPT_RT", "PREEMPT_DYNAMIC", ...
+    pub preemption: String,
+    /// FNV-1a 64 of the kernel command line, hex: tells two boot configurations apart
+    /// without storing the line in every window (it is in the session's host).
+    pub cmdline_hash: String,
+}
+
+impl HostIdentity {
+    pub fn of(host: &SystemInfo) -> Self {
+        let preemption = serde_json::to_value(host.preemption_model)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "unknown".into());
+        Self {
+            hostname: host.hostname.clone(),
+            kernel_release: host.kernel_release.clone(),
+            preemption,
+            cmdline_hash: format!("{:016x}", fnv1a64(host.kernel_cmdline.as_bytes())),
+        }
+    }
+}
+
+/// Not a cryptographic hash: it only has to tell command lines apart, and needs no crate.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// How a session measured (kept with it, so a range of the history can be read as a run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitorSettings {
+    pub rtlab_version: String,
+    pub command_line: Vec<String>,
+    pub interval_ns: u64,
+    pub window_ns: u64,
+    pub cpus: Vec<usize>,
+    pub policy: crate::host::Policy,
+    pub priority: i32,
+    pub histogram_max_ns: u64,
+    /// The load schedule, as given ("idle:5m,hackbench:5m"); empty without one.
+    pub schedule: String,
+    /// Whether the measuring threads ran at a real-time policy with memory locked.
+    pub real_time: bool,
+    pub notes: Vec<String>,
+}
+
+/// One start of the monitor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub id: i64,
+    pub started_ns: i64,
+    pub ended_ns: Option<i64>,
+    pub end_reason: Option<String>,
+    pub identity: HostIdentity,
+    /// The kernel of the previous session, when it differs from this one's.
+    pub previous_kernel: Option<String>,
+    /// Time from the previous session's last window to this session's start.
+    pub gap_before_ns: Option<i64>,
+    pub host: SystemInfo,
+    pub settings: MonitorSettings,
+}
+
+/// What a row of `windows` covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Resolution {
+    /// One monitor window as measured.
+    Window,
+    /// The windows of one hour, merged.
+    Hour,
+    /// The windows of one day, merged.
+    Day,
+}
+
+impl Resolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Window => "window",
+            Resolution::Hour => "hour",
+            Resolution::Day => "day",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "window" => Some(Resolution::Window),
+            "hour" => Some(Resolution::Hour),
+            "day" => Some(Resolution::Day),
+            _ => None,
+        }
+    }
+}
+
+/// One metric of one CPU in a window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowMetric {
+    pub cpu: usize,
+    pub metric: String,
+    pub moments: Moments,
+    pub histogram: HistogramEncoding,
+    /// Expiries skipped because a wake-up came later than the next one.
+    pub overruns: u64,
+    /// Samples that did not reach the window (the ring from the measuring thread was full).
+    pub lost: u64,
+}
+
+/// A closed window, as the monitor hands it over, or a merge of windows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowRecord {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub resolution: Resolution,
+    /// Monitor windows in this record (1 for a window).
+    pub merged: u64,
+    pub phase: String,
+    pub metrics: Vec<WindowMetric>,
+    pub activity: Option<Activity>,
+}
+
+impl WindowRecord {
+    /// The largest sample of `metric` over every CPU; None when nothing was recorded.
+    pub fn max_of(&self, metric: &str) -> Option<i64> {
+        self.metrics.iter().filter(|m| m.metric == metric && m.moments.count > 0).map(|m| m.moments.max).max()
+    }
+
+    /// `other` merged into this record (same session, later or earlier): exact, as every
+    /// part adds up. The activity of a merge is not kept.
+    pub fn merge(&mut self, other: &WindowRecord) -> Result<(), ResultsError> {
+        self.start_ns = self.start_ns.min(other.start_ns);
+        self.end_ns = self.end_ns.max(other.end_ns);
+        self.merged += other.merged;
+        self.activity = None;
+        for theirs in &other.metrics {
+            match self.metrics.iter_mut().find(|m| m.cpu == theirs.cpu && m.metric == theirs.metric) {
+                Some(mine) => {
+                    let mut histogram = decode(&mine.histogram)?;
+                    histogram.merge(&decode(&theirs.histogram)?).map_err(history_error)?;
+                    mine.histogram = histogram.encode().map_err(history_error)?;
+                    mine.moments.merge(&theirs.moments);
+                    mine.overruns += theirs.overruns;
+                    mine.lost += theirs.lost;
+                }
+                None => self.metrics.push(theirs.clone()),
+            }
+        }
+        self.metrics.sort_by(|a, b| (a.cpu, &a.metric).cmp(&(b.cpu, &b.metric)));
+        Ok(())
+    }
+}
+
+fn decode(encoding: &HistogramEncoding) -> Result<LatencyHistogram, ResultsError> {
+    LatencyHistogram::decode(encoding).map_err(history_error)
+}
+
+fn history_error(e: impl std::fmt::Display) -> ResultsError {
+    ResultsError::History { path: String::new(), reason: e.to_string() }
+}
+
+/// A row of the history with the session it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredWindow {
+    pub id: i64,
+    pub session_id: i64,
+    pub record: WindowRecord,
+}
+
+/// How long each resolution is kept (`--keep` and the two thinning ages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Rows that ended longer ago than this are deleted.
+    pub keep_ns: i64,
+    /// Windows older than this are merged into hours.
+    pub windows_for_ns: i64,
+    /// Hours older than this are merged into days.
+    pub hours_for_ns: i64,
+}
+
+const HOUR_NS: i64 = 3_600_000_000_000;
+const DAY_NS: i64 = 24 * HOUR_NS;
+
+impl Retention {
+    /// Windows for 2 days, hours for 14 days, days until `keep_ns` (each capped by keep).
+    pub fn keeping(keep_ns: i64) -> Self {
+        Self { keep_ns, windows_for_ns: (2 * DAY_NS).min(keep_ns), hours_for_ns: (14 * DAY_NS).min(keep_ns) }
+    }
+}
+
+/// What one pass of [`HistoryDb::thin`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinOutcome {
+    pub merged_into_hours: u64,
+    pub merged_into_days: u64,
+    pub deleted: u64,
+}
+
+/// An open history database.
+pub struct HistoryDb {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl HistoryDb {
+    /// Opens the history at `path`, creating it (and its directory) when missing, and
+    /// migrates it to [`SCHEMA_VERSION`]. WAL mode: readers (`rtlab history`) never block
+    /// the monitor.
+    pub fn open(path: &Path) -> Result<Self, ResultsError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|source| ResultsError::Io { path: dir.display().to_string(), source })?;
+        }
+        let conn = Connection::open(path).map_err(|e| error_at(path, e))?;
+        let mut db = Self { conn, path: path.to_path_buf() };
+        db.configure()?;
+        db.migrate()?;
+        Ok(db)
+    }
+
+    /// Opens an existing history for reading; a missing file or another program's database
+    /// is an error, not a new empty history.
+    pub fn open_existing(path: &Path) -> Result<Self, ResultsError> {
+        if !path.is_file() {
+            return Err(ResultsError::History {
+                path: path.display().to_string(),
+                reason: "no such file (rtlab monitor --db writes one)".into(),
+            });
+        }
+        if !Self::is_history(path) {
+            return Err(ResultsError::History {
+                path: path.display().to_string(),
+                reason: "not an rtlab history database".into(),
+            });
+        }
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(|e| error_at(path, e))?;
+        let db = Self { conn, path: path.to_path_buf() };
+        db.configure()?;
+        let version = db.user_version()?;
+        if version != SCHEMA_VERSION {
+            return Err(db.error(format!(
+                "schema version {version}, this rtlab reads {SCHEMA_VERSION} (open it once with `rtlab monitor --db` of a matching version)"
+            )));
+        }
+        Ok(db)
+    }
+
+    /// Whether `path` starts like a SQLite file with rtlab's application id.
+    pub fn is_history(path: &Path) -> bool {
+        use std::io::Read;
+        let mut header = [0u8; 100];
+        let Ok(mut file) = std::fs::File::open(path) else { return false };
+        if file.read_exact(&mut header).is_err() || &header[..16] != b"SQLite format 3\0" {
+            return false;
+        }
+        // The application id is the big-endian integer at offset 68 of the header.
+        i64::from(u32::from_be_bytes([header[68], header[69], header[70], header[71]])) == APPLICATION_ID
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn error(&self, reason: impl Into<String>) -> ResultsError {
+        ResultsError::History { path: self.path.display().to_string(), reason: reason.into() }
+    }
+
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> ResultsError + '_ {
+        move |e| self.error(e.to_string())
+    }
+
+    fn configure(&self) -> Result<(), ResultsError> {
+        // WAL: a commit is one append to the log, readers see the last commit; NORMAL
+        // syncs at checkpoints, which loses nothing when the process dies (only a power
+        // failure can cost the last commits).
+        self.conn
+            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(self.sql())?;
+        self.conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(self.sql())
+    }
+
+    fn user_version(&self) -> Result<i64, ResultsError> {
+        self.conn.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(self.sql())
+    }
+
+    fn migrate(&mut self) -> Result<(), ResultsError> {
+        let application_id: i64 =
+            self.conn.query_row("PRAGMA application_id", [], |row| row.get(0)).map_err(self.sql())?;
+        let version = self.user_version()?;
+        if application_id != APPLICATION_ID && !(application_id == 0 && version == 0 && self.is_empty()?) {
+            return Err(self.error("not an rtlab history database (another program's SQLite file)"));
+        }
+        if version > SCHEMA_VERSION {
+            return Err(self.error(format!(
+                "schema version {version} was written by a newer rtlab (this one knows up to {SCHEMA_VERSION})"
+            )));
+        }
+        for (from, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction().map_err(|e| error_at(&self.path, e))?;
+            tx.execute_batch(migration).map_err(|e| error_at(&self.path, e))?;
+            tx.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {};", from + 1))
+                .map_err(|e| error_at(&self.path, e))?;
+            tx.commit().map_err(|e| error_at(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> Result<bool, ResultsError> {
+        let tables: i64 =
+            self.conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0)).map_err(self.sql())?;
+        Ok(tables == 0)
+    }
+
+    /// `PRAGMA integrity_check`: Ok when SQLite finds the file sound.
+    pub fn integrity_check(&self) -> Result<(), ResultsError> {
+        let answer: String = self.conn.query_row("PRAGMA integrity_check", [], |row| row.get(0)).map_err(self.sql())?;
+        if answer == "ok" {
+            Ok(())
+        } else {
+            Err(self.error(format!("integrity check failed: {answer}")))
+        }
+    }
+
+    /// Starts a session at `now_ns`: records the gap since the last window and whether the
+    /// kernel changed since the previous session.
+    pub fn begin_session(
+        &mut self,
+        host: &SystemInfo,
+        settings: &MonitorSettings,
+        now_ns: i64,
+    ) -> Result<Session, ResultsError> {
+        let identity = HostIdentity::of(host);
+        let previous: Option<(String, i64)> = self
+            .conn
+            .query_row("SELECT kernel_release, started_ns FROM sessions ORDER BY id DESC LIMIT 1", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()
+            .map_err(self.sql())?;
+        let last_end: Option<i64> =
+            self.conn.query_row("SELECT max(end_ns) FROM windows", [], |row| row.get(0)).map_err(self.sql())?;
+        let gap_before_ns = previous.as_ref().map(|(_, started)| (now_ns - last_end.unwrap_or(*started)).max(0));
+        let previous_kernel = previous.map(|(kernel, _)| kernel).filter(|kernel| *kernel != identity.kernel_release);
+        let host_json = serde_json::to_string(host).map_err(|e| self.error(e.to_string()))?;
+        let settings_json = serde_json::to_string(settings).map_err(|e| self.error(e.to_string()))?;
+        self.conn
+            .execute(
+                "INSERT INTO sessions (started_ns, hostname, kernel_release, preemption, cmdline_hash,
+                    previous_kernel, gap_before_ns, host_json, settings_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    now_ns,
+                    identity.hostname,
+                    identity.kernel_release,
+                    identity.preemption,
+                    identity.cmdline_hash,
+                    previous_kernel,
+                    gap_before_ns,
+                    host_json,
+                    settings_json
+                ],
+            )
+            .map_err(self.sql())?;
+        Ok(Session {
+            id: self.conn.last_insert_rowid(),
+            started_ns: now_ns,
+            ended_ns: None,
+            end_reason: None,
+            identity,
+            previous_kernel,
+            gap_before_ns,
+            host: host.clone(),
+            settings: settings.clone(),
+        })
+    }
+
+    /// Marks a session as ended cleanly (a killed monitor leaves `ended_ns` null).
+    pub fn end_session(&mut self, session_id: i64, now_ns: i64, reason: &str) -> Result<(), ResultsError> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET ended_ns = ?1, end_reason = ?2 WHERE id = ?3",
+                params![now_ns, reason, session_id],
+            )
+            .map_err(self.sql())?;
+        Ok(())
+    }
+
+    /// Appends a window in one transaction: all of its metrics or nothing.
+    pub fn append_window(&mut self, session_id: i64, record: &WindowRecord) -> Result<i64, ResultsError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| error_at(&path, e))?;
+        let id = insert_window(&tx, session_id, record).map_err(|e| error_at(&path, e))?;
+        tx.commit().map_err(|e| error_at(&path, e))?;
+        Ok(id)
+    }
+
+    /// Every session, oldest first.
+    pub fn sessions(&self) -> Result<Vec<Session>, ResultsError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT id, started_ns, ended_ns, end_reason, hostname, kernel_release, preemption, cmdline_hash,
+                        previous_kernel, gap_before_ns, host_json, settings_json
+                 FROM sessions ORDER BY id",
+            )
+            .map_err(self.sql())?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, Option<i64>>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    HostIdentity {
+                        hostname: row.get(4)?,
+                        kernel_release: row.get(5)?,
+                        preemption: row.get(6)?,
+                        cmdline_hash: row.get(7)?,
+                    },
+                    row.get::<_, Option<String>>(8)?,
+                    row.get::<_, Option<i64>>(9)?,
+                    row.get::<_, String>(10)?,
+                    row.get::<_, String>(11)?,
+                ))
+            })
+            .map_err(self.sql())?;
+        let mut sessions = Vec::new();
+        for row in rows {
+            let (id, started_ns, ended_ns, end_reason, identity, previous_kernel, gap_before_ns, host, settings) =
+                row.map_err(self.sql())?;
+            sessions.push(Session {
+                id,
+                started_ns,
+                ended_ns,
+                end_reason,
+                identity,
+                previous_kernel,
+                gap_before_ns,
+                host: serde_json::from_str(&host)
+                    .map_err(|e| self.error(format!("session {id}: damaged host: {e}")))?,
+                settings: serde_json::from_str(&settings)
+                    .map_err(|e| self.error(format!("session {id}: damaged settings: {e}")))?,
+            });
+        }
+        Ok(sessions)
+    }
+
+    /// The rows that overlap `[since_ns, until_ns)`, oldest first (any bound may be open).
+    pub fn windows(&self, since_ns: Option<i64>, until_ns: Option<i64>) -> Result<Vec<StoredWindow>, ResultsError> {
+        read_windows(&self.conn, since_ns.unwrap_or(i64::MIN), until_ns.unwrap_or(i64::MAX)).map_err(|e| match e {
+            ReadError::Sql(e) => self.error(e.to_string()),
+            ReadError::Damaged(why) => self.error(why),
+        })
+    }
+
+    /// Rows and bytes of the file (with its WAL), for the documentation of growth.
+    pub fn size_bytes(&self) -> u64 {
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        [&self.path, &wal].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+    }
+
+    /// Applies `retention` as of `now_ns`: windows older than its `windows_for_ns` merge into
+    /// hours, hours older than `hours_for_ns` into days (per session and phase, so a kernel
+    /// change stays visible), and rows that ended before `keep_ns` are deleted. One
+    /// transaction: a kill leaves the history as it was before or after.
+    pub fn thin(&mut self, now_ns: i64, retention: &Retention) -> Result<ThinOutcome, ResultsError> {
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|e| error_at(&path, e))?;
+        let mut outcome = ThinOutcome::default();
+        let steps = [
+            (Resolution::Window, Resolution::Hour, HOUR_NS, retention.windows_for_ns),
+            (Resolution::Hour, Resolution::Day, DAY_NS, retention.hours_for_ns),
+        ];
+        for (from, into, width, age) in steps {
+            let before = now_ns.saturating_sub(age);
+            let rows = read_rows_of(&tx, from, before).map_err(|e| read_error(&path, e))?;
+            let mut groups: BTreeMap<(i64, String, i64), (Vec<i64>, Option<WindowRecord>)> = BTreeMap::new();
+            for row in rows {
+                let key = (row.session_id, row.record.phase.clone(), row.record.start_ns.div_euclid(width));
+                let group = groups.entry(key).or_default();
+                group.0.push(row.id);
+                match &mut group.1 {
+                    Some(merged) => merged.merge(&row.record).map_err(|e| at_path(&path, e))?,
+                    None => {
+                        let mut first = row.record;
+                        first.resolution = into;
+                        first.activity = None;
+                        group.1 = Some(first);
+                    }
+                }
+            }
+            for ((session_id, _, _), (ids, merged)) in groups {
+                let Some(merged) = merged else { continue };
+                for id in &ids {
+                    tx.execute("DELETE FROM windows WHERE id = ?1", [id]).map_err(|e| error_at(&path, e))?;
+                }
+                insert_window(&tx, session_id, &merged).map_err(|e| error_at(&path, e))?;
+                match into {
+                    Resolution::Hour => outcome.merged_into_hours += ids.len() as u64,
+                    _ => outcome.merged_into_days += ids.len() as u64,
+                }
+            }
+        }
+        outcome.deleted = tx
+            .execute("DELETE FROM windows WHERE end_ns < ?1", [now_ns.saturating_sub(retention.keep_ns)])
+            .map_err(|e| error_at(&path, e))? as u64;
+        tx.commit().map_err(|e| error_at(&path, e))?;
+        Ok(outcome)
+    }
+}
+
+fn error_at(path: &Path, e: rusqlite::Error) -> ResultsError {
+    ResultsError::History { path: path.display().to_string(), reason: e.to_string() }
+}
+
+fn at_path(path: &Path, e: ResultsError) -> ResultsError {
+    match e {
+        ResultsError::History { reason, .. } => ResultsError::History { path: path.display().to_string(), reason },
+        other => other,
+    }
+}
+
+fn read_error(path: &Path, e: ReadError) -> ResultsError {
+    match e {
+        ReadError::Sql(e) => error_at(path, e),
+        ReadError::Damaged(reason) => ResultsError::History { path: path.display().to_string(), reason },
+    }
+}
+
+fn insert_window(conn: &Connection, session_id: i64, record: &WindowRecord) -> rusqlite::Result<i64> {
+    let activity = record.activity.as_ref().and_then(|a| serde_json::to_string(a).ok());
+    conn.execute(
+        "INSERT INTO windows (session_id, start_ns, end_ns, resolution, merged, phase, activity_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            session_id,
+            record.start_ns,
+            record.end_ns,
+            record.resolution.as_str(),
+            record.merged as i64,
+            record.phase,
+            activity
+        ],
+    )?;
+    let id = conn.last_insert_rowid();
+    let mut statement = conn.prepare_cached(
+        "INSERT INTO window_metrics (window_id, cpu, metric, count, min_ns, max_ns, sum_ns, sum_sq, overruns, lost, histogram)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for m in &record.metrics {
+        let histogram =
+            serde_json::to_string(&m.histogram).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+        let (min, max) = if m.moments.count > 0 { (Some(m.moments.min), Some(m.moments.max)) } else { (None, None) };
+        statement.execute(params![
+            id,
+            m.cpu as i64,
+            m.metric,
+            m.moments.count as i64,
+            min,
+            max,
+            m.moments.sum.to_string(),
+            m.moments.sum_of_squares.to_string(),
+            m.overruns as i64,
+            m.lost as i64,
+            histogram
+        ])?;
+    }
+    Ok(id)
+}
+
+enum ReadError {
+    Sql(rusqlite::Error),
+    Damaged(String),
+}
+
+impl From<rusqlite::Error> for ReadError {
+    fn from(e: rusqlite::Error) -> Self {
+        ReadError::Sql(e)
+    }
+}
+
+fn read_rows_of(conn: &Connection, resolution: Resolution, ended_before: i64) -> Result<Vec<StoredWindow>, ReadError> {
+    read_where(
+        conn,
+        "w.resolution = ?1 AND w.end_ns < ?2",
+        &[&resolution.as_str() as &dyn rusqlite::ToSql, &ended_before],
+    )
+}
+
+fn read_windows(conn: &Connection, since: i64, until: i64) -> Result<Vec<StoredWindow>, ReadError> {
+    read_where(conn, "w.end_ns > ?1 AND w.start_ns < ?2", &[&since as &dyn rusqlite::ToSql, &until])
+}
+
+fn read_where(
+    conn: &Connection,
+    condition: &str,
+    values: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<StoredWindow>, ReadError> {
+    let mut statement = conn.prepare(&format!(
+        "SELECT w.id, w.session_id, w.start_ns, w.end_ns, w.resolution, w.merged, w.phase, w.activity_json,
+                m.cpu, m.metric, m.count, m.min_ns, m.max_ns, m.sum_ns, m.sum_sq, m.overruns, m.lost, m.histogram
+         FROM windows w LEFT JOIN window_metrics m ON m.window_id = w.id
+         WHERE {condition}
+         ORDER BY w.start_ns, w.id, m.cpu, m.metric"
+    ))?;
+    let mut rows = statement.query(values)?;
+    let mut windows: Vec<StoredWindow> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        if windows.last().is_none_or(|w| w.id != id) {
+            let resolution: String = row.get(4)?;
+            let activity: Option<String> = row.get(7)?;
+            windows.push(StoredWindow {
+                id,
+                session_id: row.get(1)?,
+                record: WindowRecord {
+                    start_ns: row.get(2)?,
+                    end_ns: row.get(3)?,
+                    resolution: Resolution::parse(&resolution)
+                        .ok_or_else(|| ReadError::Damaged(format!("window {id}: unknown resolution {resolution:?}")))?,
+                    merged: row.get::<_, i64>(5)? as u64,
+                    phase: row.get(6)?,
+                    metrics: Vec::new(),
+                    activity: activity.and_then(|a| serde_json::from_str(&a).ok()),
+                },
+            });
+        }
+        let Some(cpu) = row.get::<_, Option<i64>>(8)? else { continue };
+        let damaged = |what: &str| ReadError::Damaged(format!("window {id}: damaged {what}"));
+        let count = row.get::<_, i64>(10)? as u64;
+        let sum: i128 = row.get::<_, String>(13)?.parse().map_err(|_| damaged("sum"))?;
+        let sum_of_squares: u128 = row.get::<_, String>(14)?.parse().map_err(|_| damaged("sum of squares"))?;
+        let moments = Moments {
+            count,
+            min: row.get::<_, Option<i64>>(11)?.unwrap_or(i64::MAX),
+            max: row.get::<_, Option<i64>>(12)?.unwrap_or(i64::MIN),
+            sum,
+            sum_of_squares,
+        };
+        let histogram: HistogramEncoding =
+            serde_json::from_str(&row.get::<_, String>(17)?).map_err(|_| damaged("histogram"))?;
+        let window = windows.last_mut().expect("pushed above");
+        window.record.metrics.push(WindowMetric {
+            cpu: cpu as usize,
+            metric: row.get(9)?,
+            moments,
+            histogram,
+            overruns: row.get::<_, i64>(15)? as u64,
+            lost: row.get::<_, i64>(16)? as u64,
+        });
+    }
+    Ok(windows)
+}
+
+#[cfg(test)]
+mod tests;
