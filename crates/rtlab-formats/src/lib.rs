@@ -11,12 +11,14 @@
 //!   exposition; [`export::Selection`] picks the one metric and scenario a single-metric
 //!   format describes.
 //! - [`raw_csv`]: a results directory's raw sample files as CSV.
+//! - [`prometheus`]: Prometheus' query API answers as typed vectors (`rtlab fleet`).
 //!
 //! Nothing here measures or presents: this crate depends on the results and the statistics
 //! only.
 
 pub mod export;
 pub mod import;
+pub mod prometheus;
 pub mod raw_csv;
 
 /// Errors of reading other tools' files and writing them.
