@@ -16,6 +16,8 @@
 //!   (one per closed window: histograms, moments, overruns, lost, activity) and
 //!   [`history::Session`]s (each start, with the host's identity, gaps and kernel changes).
 //! - [`raw::RawReader`]: the raw sample files of a results directory.
+//! - [`fleet::FleetReport`]: `rtlab fleet`'s overview of the boards a Prometheus server
+//!   scrapes (`"schema": "rtlab.fleet/1"`).
 //! - [`set::ReportSet`]: several saved runs as `report`/`compare` see them, each scenario a
 //!   [`set::Configuration`]; [`set::ReportExporter`]: the one trait of every output format
 //!   of a set of runs.
@@ -25,6 +27,7 @@
 //!   ([`judgement::JudgementSpec`], [`judgement::JudgementResult`]).
 
 pub mod activity;
+pub mod fleet;
 pub mod history;
 pub mod host;
 pub mod judgement;
