@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 const STACK_PREFAULT_BYTES: usize = 256 * 1024;
 
 /// System settings held for the duration of the measurement; dropping restores them.
-struct SystemGuards {
+pub struct SystemGuards {
     _memory: Option<rtlab_sys::memory::MemoryLockGuard>,
     _dma_latency: Option<rtlab_sys::pmqos::DmaLatencyGuard>,
 }
@@ -102,23 +102,20 @@ fn prepare_output_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(
-    plan: &RunPlan,
-    host: SystemInfo,
-    command_line: Vec<String>,
-    stop: Arc<AtomicBool>,
-) -> anyhow::Result<Finished> {
-    let simulated = plan.simulate.is_some();
-    if plan.output.join("run.json").exists() {
-        return Err(usage(format!(
-            "--output {}: already holds a run.json; choose another directory",
-            plan.output.display()
-        )));
-    }
+/// The real-time conditions of a measurement: what was asked, what could be had, and the
+/// guards that hold them (dropping them restores the system).
+pub struct RealtimeConditions {
+    pub guards: SystemGuards,
+    pub status: RealtimeStatus,
+    /// How the measuring threads are set up under these conditions.
+    pub setup: ThreadSetup,
+}
 
-    // Real-time conditions: what was asked, what could be had.
+/// Tries the asked policy and priority, locks memory and holds /dev/cpu_dma_latency at 0
+/// (with `dma_latency`); each failure becomes a note and a weaker condition, not an error.
+pub fn realtime_conditions(asked: Policy, priority: i32, dma_latency: bool, simulated: bool) -> RealtimeConditions {
     let mut notes = Vec::new();
-    let mut policy = plan.policy;
+    let mut policy = asked;
     let mut guards = SystemGuards { _memory: None, _dma_latency: None };
     let mut memory_locked = false;
     let mut dma_latency_held = false;
@@ -126,10 +123,10 @@ pub fn run(
         notes.push("samples come from a simulated clock, not from this machine.".to_string());
     } else {
         if policy.is_realtime() {
-            if let Err(e) = try_realtime(policy, plan.priority) {
+            if let Err(e) = try_realtime(policy, priority) {
                 notes.push(format!(
                     "no permission for {} priority {} ({e}); measured as SCHED_OTHER with 1 ns timer slack. Run as root or grant CAP_SYS_NICE (or raise RLIMIT_RTPRIO) for real-time results.",
-                    policy.kernel_name(), plan.priority
+                    policy.kernel_name(), priority
                 ));
                 policy = Policy::Other;
             }
@@ -145,7 +142,7 @@ pub fn run(
                 "memory could not be locked ({e}); page faults may add latency. Run as root or raise RLIMIT_MEMLOCK."
             )),
         }
-        if plan.dma_latency {
+        if dma_latency {
             match rtlab_sys::pmqos::DmaLatencyGuard::hold(0) {
                 Ok(g) => {
                     guards._dma_latency = Some(g);
@@ -162,10 +159,41 @@ pub fn run(
     let setup = ThreadSetup {
         pin_to_cpu: !simulated,
         policy,
-        priority: if policy.is_realtime() { plan.priority } else { 0 },
+        priority: if policy.is_realtime() { priority } else { 0 },
         timer_slack_ns,
         prefault_stack_bytes: STACK_PREFAULT_BYTES,
     };
+    RealtimeConditions {
+        guards,
+        status: RealtimeStatus {
+            real_time_results,
+            policy,
+            priority: if policy.is_realtime() { priority } else { 0 },
+            memory_locked,
+            dma_latency_held,
+            timer_slack_ns,
+            notes,
+        },
+        setup,
+    }
+}
+
+pub fn run(
+    plan: &RunPlan,
+    host: SystemInfo,
+    command_line: Vec<String>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<Finished> {
+    let simulated = plan.simulate.is_some();
+    if plan.output.join("run.json").exists() {
+        return Err(usage(format!(
+            "--output {}: already holds a run.json; choose another directory",
+            plan.output.display()
+        )));
+    }
+
+    let RealtimeConditions { guards, status: mut realtime, setup } =
+        realtime_conditions(plan.policy, plan.priority, plan.dma_latency, simulated);
     // Every probe is built once before any load starts or anything is written: a
     // configuration it refuses (exit 2) or a mechanism this host lacks (no POSIX message
     // queues, no socket timestamps; exit 3) fails here, cleanly.
@@ -203,8 +231,8 @@ pub fn run(
         let mut outcome = measure_scenario(plan, index, planned, setup, split_backend.as_ref(), &stop)?;
         splits.append(&mut outcome.splits);
         for note in outcome.notes {
-            if !notes.contains(&note) {
-                notes.push(note);
+            if !realtime.notes.contains(&note) {
+                realtime.notes.push(note);
             }
         }
         sampling_s += outcome.scenario.duration_s;
@@ -241,15 +269,7 @@ pub fn run(
         duration_s: sampling_s,
         interrupted,
         simulated,
-        realtime: RealtimeStatus {
-            real_time_results,
-            policy,
-            priority: if policy.is_realtime() { plan.priority } else { 0 },
-            memory_locked,
-            dma_latency_held,
-            timer_slack_ns,
-            notes,
-        },
+        realtime,
         host,
         experiment: Experiment {
             probes: plan.probes.iter().map(|p| p.name().to_string()).collect(),
