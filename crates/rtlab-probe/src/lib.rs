@@ -23,6 +23,8 @@
 //!   display.
 //! - [`raw`]: the raw sample file format, the wait-free ring that carries samples out of the
 //!   sampling thread, and the non-real-time writer that drains it.
+//! - [`windows::WindowAggregator`]: `rtlab monitor`'s windows, cut on the non-real-time side
+//!   from the timer probe's tapped samples (latency, jitter, overruns, lost per CPU).
 //! - [`ProbeOutput`]: what a finished probe hands back: per thread and metric a histogram,
 //!   exact moments, per-second maxima, overruns and lost samples.
 
@@ -40,6 +42,7 @@ pub mod switch;
 pub mod taskset;
 pub mod timer;
 pub mod traced;
+pub mod windows;
 pub mod workers;
 
 use rtlab_analysis::{LatencyHistogram, Moments};

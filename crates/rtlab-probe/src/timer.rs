@@ -34,6 +34,9 @@ pub enum EndCondition {
     Cycles(u64),
     /// After this many recorded samples.
     Samples(u64),
+    /// Only at a stop request (`rtlab monitor`): the samples leave through the sample tap,
+    /// and the thread's own per-second maxima keep only their fixed minimum.
+    Never,
 }
 
 /// Validated configuration of a timer probe.
@@ -52,7 +55,8 @@ pub struct TimerConfig {
     /// Prefix of the metric and thread names: "timer", or "jitter" when the jitter probe
     /// runs the timer at one of its periods.
     pub name: &'static str,
-    /// Where the latency samples also go while the probe runs (`--split`).
+    /// Where the latency samples also go while the probe runs (`--split`, and the windows
+    /// of `rtlab monitor`).
     pub split_tap: Option<SampleTap>,
 }
 
@@ -143,6 +147,7 @@ fn planned_ns(config: &TimerConfig) -> u64 {
     match config.end {
         EndCondition::Cycles(n) => n.saturating_mul(config.interval_ns),
         EndCondition::Samples(n) => n.saturating_mul(config.interval_ns).saturating_mul(2),
+        EndCondition::Never => 0,
     }
 }
 

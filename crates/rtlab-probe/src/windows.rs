@@ -1,0 +1,345 @@
+//! The windows of `rtlab monitor`: the timer probe's latency samples, taken from its
+//! sample tap on the non-real-time side, cut into consecutive windows.
+//!
+//! Window k covers `[start + k W, start + (k + 1) W)` of CLOCK_MONOTONIC expiries, W being
+//! `--window`; each is saved with unix times. Per CPU a window holds the latency and the
+//! period jitter (|l[i] - l[i-1]| between consecutive samples, as the timer probe defines
+//! it), exact moments, an HDR histogram, the exposition's bucket counts, and what did not
+//! become a sample: overruns (expiries skipped after a late wake-up, flagged by the probe)
+//! and lost samples (expiries missing without an overrun: the ring was full).
+//!
+//! A window closes when every CPU has delivered a sample of a later window, or `grace`
+//! after its end when a CPU delivers nothing (a stalled thread must not hold the history
+//! back). A sample that arrives after its window closed is counted in the oldest open
+//! window and in [`WindowAggregator::late`], so that no sample is lost silently.
+
+use crate::raw::TappedSamples;
+use rtlab_analysis::{LatencyHistogram, Moments};
+use rtlab_results::history::{Resolution, WindowMetric, WindowRecord};
+use rtlab_results::monitor::{bucket_index, BucketCounts};
+use std::collections::BTreeMap;
+
+pub const LATENCY: &str = "timer.latency";
+pub const JITTER: &str = "timer.jitter";
+
+/// A closed window and, per metric of its record, the exposition's bucket counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClosedWindow {
+    pub index: u64,
+    pub record: WindowRecord,
+    pub buckets: Vec<BucketCounts>,
+}
+
+struct Series {
+    cpu: usize,
+    metric: &'static str,
+    histogram: LatencyHistogram,
+    moments: Moments,
+    buckets: BucketCounts,
+    overruns: u64,
+    lost: u64,
+}
+
+impl Series {
+    fn record(&mut self, value_ns: i64) {
+        self.histogram.record(value_ns);
+        self.moments.record(value_ns);
+        self.buckets[bucket_index(value_ns)] += 1;
+    }
+}
+
+struct OpenWindow {
+    series: Vec<Series>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct CpuStream {
+    last_expected: Option<u64>,
+    last_overran: bool,
+    last_latency: Option<i64>,
+    /// Expiry of the newest sample delivered.
+    seen_through: u64,
+}
+
+/// Cuts tapped samples into windows; see the module documentation.
+pub struct WindowAggregator {
+    cpus: Vec<usize>,
+    interval_ns: u64,
+    window_ns: u64,
+    histogram_max_ns: u64,
+    grace_ns: u64,
+    /// CLOCK_MONOTONIC of the first window's start.
+    start_mono_ns: u64,
+    /// Unix time minus CLOCK_MONOTONIC, fixed for the session.
+    unix_offset_ns: i64,
+    streams: Vec<CpuStream>,
+    open: BTreeMap<u64, OpenWindow>,
+    /// Windows below this index are closed.
+    next_to_close: u64,
+    late: u64,
+}
+
+impl WindowAggregator {
+    /// `start_mono_ns` is where window 0 starts; `unix_offset_ns` turns CLOCK_MONOTONIC into
+    /// unix time for the records.
+    pub fn new(
+        cpus: &[usize],
+        interval_ns: u64,
+        window_ns: u64,
+        histogram_max_ns: u64,
+        start_mono_ns: u64,
+        unix_offset_ns: i64,
+    ) -> Self {
+        Self {
+            cpus: cpus.to_vec(),
+            interval_ns: interval_ns.max(1),
+            window_ns: window_ns.max(1),
+            histogram_max_ns,
+            grace_ns: 2_000_000_000 + 2 * interval_ns,
+            start_mono_ns,
+            unix_offset_ns,
+            streams: vec![CpuStream::default(); cpus.len()],
+            open: BTreeMap::new(),
+            next_to_close: 0,
+            late: 0,
+        }
+    }
+
+    /// Samples that arrived after their window had closed (counted in a later window).
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+
+    /// The window that CLOCK_MONOTONIC `mono_ns` falls in.
+    pub fn index_at(&self, mono_ns: u64) -> u64 {
+        mono_ns.saturating_sub(self.start_mono_ns) / self.window_ns
+    }
+
+    /// CLOCK_MONOTONIC start of window `index`.
+    pub fn start_of(&self, index: u64) -> u64 {
+        self.start_mono_ns + index * self.window_ns
+    }
+
+    fn window(&mut self, index: u64) -> &mut OpenWindow {
+        let histogram_max_ns = self.histogram_max_ns;
+        let cpus = &self.cpus;
+        self.open.entry(index).or_insert_with(|| OpenWindow {
+            series: cpus
+                .iter()
+                .flat_map(|&cpu| [(cpu, LATENCY), (cpu, JITTER)])
+                .map(|(cpu, metric)| Series {
+                    cpu,
+                    metric,
+                    // The maximum was accepted by the probe with the same value.
+                    histogram: LatencyHistogram::new(histogram_max_ns).expect("valid histogram maximum"),
+                    moments: Moments::new(),
+                    buckets: [0; rtlab_results::monitor::LATENCY_BUCKETS_NS.len() + 1],
+                    overruns: 0,
+                    lost: 0,
+                })
+                .collect(),
+        })
+    }
+
+    /// Takes one chunk of a CPU's latency samples (in order, as its ring delivered them).
+    pub fn add(&mut self, tapped: &TappedSamples) {
+        let Some(slot) = self.cpus.iter().position(|&c| c == tapped.cpu) else { return };
+        for sample in &tapped.samples {
+            let mut index = self.index_at(sample.expected_ns);
+            if index < self.next_to_close {
+                self.late += 1;
+                index = self.next_to_close;
+            }
+            let mut stream = self.streams[slot];
+            let interval = self.interval_ns;
+            // Expiries between the previous sample and this one that produced no sample.
+            let missing = stream
+                .last_expected
+                .map_or(0, |previous| (sample.expected_ns.saturating_sub(previous) / interval).saturating_sub(1));
+            let jitter = stream.last_latency.map(|previous| (sample.value_ns - previous).abs());
+            let window = self.window(index);
+            let [latency, jitter_series] = &mut window.series[2 * slot..2 * slot + 2] else {
+                unreachable!("two series per CPU")
+            };
+            latency.record(sample.value_ns);
+            if let Some(j) = jitter {
+                jitter_series.record(j);
+            }
+            if stream.last_overran {
+                latency.overruns += missing;
+            } else {
+                latency.lost += missing;
+            }
+            stream.last_expected = Some(sample.expected_ns);
+            stream.last_overran = sample.overran();
+            stream.last_latency = Some(sample.value_ns);
+            stream.seen_through = stream.seen_through.max(sample.expected_ns);
+            self.streams[slot] = stream;
+        }
+    }
+
+    /// Closes the windows that are complete at CLOCK_MONOTONIC `now_mono_ns`: every CPU has
+    /// delivered a sample past their end, or their end is `grace` ago. `phase_of` names the
+    /// load phase of a window.
+    pub fn close_ready(&mut self, now_mono_ns: u64, phase_of: &dyn Fn(u64) -> String) -> Vec<ClosedWindow> {
+        let delivered_through = self.streams.iter().map(|s| s.seen_through).min().unwrap_or(0);
+        let mut closed = Vec::new();
+        loop {
+            let index = self.next_to_close;
+            let end = self.start_of(index + 1);
+            let complete = delivered_through >= end || now_mono_ns >= end.saturating_add(self.grace_ns);
+            if !complete || end > now_mono_ns {
+                break;
+            }
+            closed.push(self.close(index, end, phase_of(index)));
+        }
+        closed
+    }
+
+    /// Closes every open window at a stop; the last one ends at `now_mono_ns`.
+    pub fn close_all(&mut self, now_mono_ns: u64, phase_of: &dyn Fn(u64) -> String) -> Vec<ClosedWindow> {
+        let last = self.open.keys().next_back().copied().unwrap_or(0).max(self.index_at(now_mono_ns));
+        let mut closed = Vec::new();
+        while self.next_to_close <= last {
+            let index = self.next_to_close;
+            let end = self.start_of(index + 1).min(now_mono_ns.max(self.start_of(index) + 1));
+            closed.push(self.close(index, end, phase_of(index)));
+        }
+        closed
+    }
+
+    fn close(&mut self, index: u64, end_mono_ns: u64, phase: String) -> ClosedWindow {
+        self.window(index);
+        let window = self.open.remove(&index).expect("created above");
+        self.next_to_close = index + 1;
+        let mut metrics = Vec::with_capacity(window.series.len());
+        let mut buckets = Vec::with_capacity(window.series.len());
+        for series in window.series {
+            metrics.push(WindowMetric {
+                cpu: series.cpu,
+                metric: series.metric.to_string(),
+                moments: series.moments,
+                // Encoding a histogram we built cannot fail; an empty one stands in if it did.
+                histogram: series.histogram.encode().unwrap_or_else(|_| empty_encoding(self.histogram_max_ns)),
+                overruns: series.overruns,
+                lost: series.lost,
+            });
+            buckets.push(series.buckets);
+        }
+        let unix = |mono: u64| mono as i64 + self.unix_offset_ns;
+        ClosedWindow {
+            index,
+            record: WindowRecord {
+                start_ns: unix(self.start_of(index)),
+                end_ns: unix(end_mono_ns),
+                resolution: Resolution::Window,
+                merged: 1,
+                phase,
+                metrics,
+                activity: None,
+            },
+            buckets,
+        }
+    }
+}
+
+fn empty_encoding(max_ns: u64) -> rtlab_analysis::HistogramEncoding {
+    LatencyHistogram::new(max_ns).and_then(|h| h.encode()).expect("an empty histogram encodes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raw::{RawSample, FLAG_OVERRUN};
+
+    const MS: u64 = 1_000_000;
+
+    fn chunk(cpu: usize, samples: &[(u64, i64, bool)]) -> TappedSamples {
+        TappedSamples {
+            cpu,
+            metric: LATENCY.into(),
+            samples: samples
+                .iter()
+                .map(|&(expected_ns, value_ns, overran)| RawSample {
+                    expected_ns,
+                    value_ns,
+                    cpu: cpu as u32,
+                    flags: if overran { FLAG_OVERRUN } else { 0 },
+                })
+                .collect(),
+        }
+    }
+
+    fn idle(_: u64) -> String {
+        "idle".into()
+    }
+
+    #[test]
+    fn samples_land_in_their_windows_and_everything_adds_up() {
+        // 1 ms interval, 10 ms windows starting at 100 ms; unix = mono + 1 s.
+        let mut agg = WindowAggregator::new(&[0, 1], MS, 10 * MS, 1_000_000_000, 100 * MS, 1_000_000_000);
+        // CPU 0: expiries 101..=120 ms, 18 samples: 105 overran (skips 106, 107), 113 missing (lost).
+        let mut cpu0 = Vec::new();
+        for e in 101..=120u64 {
+            if e == 106 || e == 107 || e == 113 {
+                continue;
+            }
+            cpu0.push((e * MS, (e as i64) * 10, e == 105));
+        }
+        agg.add(&chunk(0, &cpu0));
+        assert!(agg.close_ready(111 * MS, &idle).is_empty(), "CPU 1 has delivered nothing yet");
+        agg.add(&chunk(1, &[(101 * MS, 7, false), (111 * MS, 9, false)]));
+        let closed = agg.close_ready(112 * MS, &idle);
+        assert_eq!(closed.len(), 1);
+        let w = &closed[0].record;
+        assert_eq!((w.start_ns, w.end_ns), (1_100 * MS as i64, 1_110 * MS as i64));
+        let cpu0 = &w.metrics[0];
+        assert_eq!((cpu0.cpu, cpu0.metric.as_str()), (0, LATENCY));
+        // 101..=109 minus 106, 107: 7 samples; 105 overran, skipping two.
+        assert_eq!((cpu0.moments.count, cpu0.overruns, cpu0.lost), (7, 2, 0));
+        assert_eq!((cpu0.moments.min, cpu0.moments.max), (1010, 1090));
+        let jitter0 = &w.metrics[1];
+        assert_eq!((jitter0.metric.as_str(), jitter0.moments.count), (JITTER, 6));
+        assert_eq!(jitter0.moments.max, 30, "|1080 - 1050| across the overrun");
+        // CPU 1's jump from 101 to 111 is nine lost samples, counted where 111 lands.
+        assert_eq!(w.metrics[2].moments.count, 1);
+        let rest = agg.close_all(125 * MS, &idle);
+        assert_eq!(rest.len(), 2, "110..120 and the partial 120..125");
+        let second = &rest[0].record;
+        assert_eq!((second.metrics[0].moments.count, second.metrics[0].lost), (9, 1));
+        assert_eq!(second.metrics[2].lost, 9);
+        assert_eq!(rest[1].record.end_ns, 1_125 * MS as i64);
+        assert_eq!(rest[1].record.metrics[0].moments.count, 1, "expiry 120");
+        // Exposition buckets hold every sample.
+        for window in closed.iter().chain(&rest) {
+            for (metric, buckets) in window.record.metrics.iter().zip(&window.buckets) {
+                assert_eq!(buckets.iter().sum::<u64>(), metric.moments.count);
+            }
+        }
+    }
+
+    #[test]
+    fn a_silent_cpu_holds_a_window_only_for_the_grace() {
+        let mut agg = WindowAggregator::new(&[0, 1], MS, 10 * MS, 1_000_000_000, 0, 0);
+        agg.add(&chunk(0, &[(5 * MS, 1, false), (15 * MS, 1, false)]));
+        assert!(agg.close_ready(20 * MS, &idle).is_empty());
+        let closed = agg.close_ready(10 * MS + agg.grace_ns, &idle);
+        assert_eq!(closed.len(), 1);
+        assert_eq!(closed[0].record.metrics[2].moments.count, 0, "CPU 1 had nothing");
+        // A sample of the closed window arriving now is counted, in the next window, as late.
+        agg.add(&chunk(1, &[(6 * MS, 3, false)]));
+        assert_eq!(agg.late(), 1);
+        let rest = agg.close_all(30 * MS, &idle);
+        assert_eq!(rest[0].record.metrics[2].moments.count, 1);
+    }
+
+    #[test]
+    fn phases_name_the_windows() {
+        let mut agg = WindowAggregator::new(&[0], MS, 10 * MS, 1_000_000_000, 0, 0);
+        agg.add(&chunk(0, &[(MS, 1, false), (11 * MS, 1, false), (21 * MS, 1, false)]));
+        let phase = |i: u64| if i % 2 == 0 { "idle".to_string() } else { "loaded".to_string() };
+        let closed = agg.close_ready(25 * MS, &phase);
+        let phases: Vec<_> = closed.iter().map(|c| c.record.phase.as_str()).collect();
+        assert_eq!(phases, ["idle", "loaded"]);
+    }
+}
