@@ -15,6 +15,8 @@
 //! - [`history::HistoryDb`]: the monitor's SQLite history of [`history::WindowRecord`]s
 //!   (one per closed window: histograms, moments, overruns, lost, activity) and
 //!   [`history::Session`]s (each start, with the host's identity, gaps and kernel changes).
+//! - [`monitor::MonitorTotals`]: what `rtlab monitor --listen` exposes to Prometheus,
+//!   running totals updated once per closed window.
 //! - [`raw::RawReader`]: the raw sample files of a results directory.
 //! - [`fleet::FleetReport`]: `rtlab fleet`'s overview of the boards a Prometheus server
 //!   scrapes (`"schema": "rtlab.fleet/1"`).
@@ -32,6 +34,7 @@ pub mod history;
 pub mod host;
 pub mod judgement;
 pub mod load;
+pub mod monitor;
 pub mod raw;
 pub mod run;
 pub mod set;
