@@ -1,6 +1,7 @@
 //! Formats other tools consume: cyclictest's histogram file and JSON ([`cyclictest`]), the
 //! HdrHistogram interval log ([`hdr_log`]), JUnit XML of the verdict ([`junit`]) and the
-//! OpenMetrics text exposition ([`openmetrics`]). Each is a [`rtlab_results::set::ReportExporter`] over the
+//! OpenMetrics text exposition ([`openmetrics`]; [`monitor`] is the exposition `rtlab monitor`
+//! serves). Each is a [`rtlab_results::set::ReportExporter`] over the
 //! saved runs, like the report formats.
 //!
 //! cyclictest's formats and the HDR log describe the threads of *one* metric in *one*
@@ -10,6 +11,7 @@
 pub mod cyclictest;
 pub mod hdr_log;
 pub mod junit;
+pub mod monitor;
 pub mod openmetrics;
 
 use crate::FormatError;

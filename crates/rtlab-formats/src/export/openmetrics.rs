@@ -107,7 +107,7 @@ fn run_names(set: &ReportSet) -> Vec<String> {
         .collect()
 }
 
-fn family(out: &mut String, name: &str, kind: &str, unit: Option<&str>, help: &str) {
+pub(crate) fn family(out: &mut String, name: &str, kind: &str, unit: Option<&str>, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
     if let Some(unit) = unit {
         let _ = writeln!(out, "# UNIT {name} {unit}");

@@ -1,0 +1,179 @@
+//! The OpenMetrics text of `rtlab monitor --listen` (GET /metrics), rendered from the
+//! monitor's running totals (`rtlab_results::monitor`). The metric names are documented in
+//! docs/monitor.md; the number and label formats are [`super::openmetrics`]'s.
+
+use super::openmetrics::{escape_label as escape, family, seconds};
+use rtlab_results::monitor::{MonitorTotals, SeriesTotals, LATENCY_BUCKETS_NS};
+use std::fmt::Write;
+
+/// The Content-Type of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The exposition, ending in `# EOF`.
+pub fn render(totals: &MonitorTotals) -> String {
+    let mut out = String::new();
+    let labels = |s: &SeriesTotals| format!("metric=\"{}\",cpu=\"{}\"", escape(&s.metric), s.cpu);
+
+    family(
+        &mut out,
+        "rtlab_latency_seconds",
+        "histogram",
+        Some("seconds"),
+        "Samples since the monitor started, per metric and CPU (timer.latency: wake-up minus programmed expiry; timer.jitter: period jitter).",
+    );
+    for s in &totals.series {
+        let mut cumulative = 0u64;
+        for (bound, count) in LATENCY_BUCKETS_NS.iter().zip(&s.buckets) {
+            cumulative += count;
+            let _ = writeln!(
+                out,
+                "rtlab_latency_seconds_bucket{{{},le=\"{}\"}} {cumulative}",
+                labels(s),
+                seconds(*bound as i128)
+            );
+        }
+        let _ = writeln!(out, "rtlab_latency_seconds_bucket{{{},le=\"+Inf\"}} {}", labels(s), s.count);
+        let _ = writeln!(out, "rtlab_latency_seconds_count{{{}}} {}", labels(s), s.count);
+        // OpenMetrics allows no _sum for a histogram that saw negative values.
+        if !s.negative_seen {
+            let _ = writeln!(out, "rtlab_latency_seconds_sum{{{}}} {}", labels(s), seconds(s.sum_ns));
+        }
+    }
+
+    family(
+        &mut out,
+        "rtlab_window_max_seconds",
+        "gauge",
+        Some("seconds"),
+        "Largest sample of the last closed window, per metric and CPU.",
+    );
+    for s in &totals.series {
+        if let Some(max) = s.window_max_ns {
+            let _ = writeln!(out, "rtlab_window_max_seconds{{{}}} {}", labels(s), seconds(max as i128));
+        }
+    }
+
+    for (name, help, value) in [
+        (
+            "rtlab_samples",
+            "Samples recorded since the monitor started.",
+            (|s: &SeriesTotals| s.count) as fn(&SeriesTotals) -> u64,
+        ),
+        ("rtlab_overruns", "Expiries skipped because a wake-up came after the next one.", |s| s.overruns),
+        ("rtlab_lost", "Samples that did not reach a window (the ring from the measuring thread was full).", |s| {
+            s.lost
+        }),
+    ] {
+        family(&mut out, name, "counter", None, help);
+        for s in &totals.series {
+            let _ = writeln!(out, "{name}_total{{{}}} {}", labels(s), value(s));
+        }
+    }
+
+    family(&mut out, "rtlab_windows", "counter", None, "Windows closed since the monitor started.");
+    let _ = writeln!(out, "rtlab_windows_total {}", totals.windows);
+    family(
+        &mut out,
+        "rtlab_last_window_end_timestamp_seconds",
+        "gauge",
+        None,
+        "Unix time at which the last closed window ended.",
+    );
+    if let Some(end) = totals.last_window_end_ns {
+        let _ = writeln!(out, "rtlab_last_window_end_timestamp_seconds {}", seconds(end as i128));
+    }
+    family(&mut out, "rtlab_build", "info", None, "The rtlab that measures.");
+    let _ = writeln!(
+        out,
+        "rtlab_build_info{{version=\"{}\",commit=\"{}\"}} 1",
+        escape(&totals.version),
+        escape(&totals.commit)
+    );
+    family(&mut out, "rtlab_host", "info", None, "The measured host: its kernel and preemption model.");
+    let id = &totals.identity;
+    let _ = writeln!(
+        out,
+        "rtlab_host_info{{hostname=\"{}\",kernel_release=\"{}\",preemption=\"{}\",cmdline_hash=\"{}\"}} 1",
+        escape(&id.hostname),
+        escape(&id.kernel_release),
+        escape(&id.preemption),
+        escape(&id.cmdline_hash)
+    );
+    out.push_str("# EOF\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtlab_analysis::{LatencyHistogram, Moments};
+    use rtlab_results::history::{HostIdentity, Resolution, WindowMetric, WindowRecord};
+    use rtlab_results::monitor::{bucket_index, BucketCounts};
+
+    fn metric(cpu: usize, name: &str, values: &[i64]) -> (WindowMetric, BucketCounts) {
+        let mut histogram = LatencyHistogram::new(1_000_000_000).unwrap();
+        let mut moments = Moments::new();
+        let mut buckets = [0; LATENCY_BUCKETS_NS.len() + 1];
+        for &v in values {
+            histogram.record(v);
+            moments.record(v);
+            buckets[bucket_index(v)] += 1;
+        }
+        let metric = WindowMetric {
+            cpu,
+            metric: name.into(),
+            moments,
+            histogram: histogram.encode().unwrap(),
+            overruns: 1,
+            lost: 0,
+        };
+        (metric, buckets)
+    }
+
+    fn totals() -> MonitorTotals {
+        let identity = HostIdentity {
+            hostname: "board-\"7\"".into(),
+            kernel_release: "6.6.0-rt15".into(),
+            preemption: "PREEMPT_RT".into(),
+            cmdline_hash: "00112233aabbccdd".into(),
+        };
+        let mut totals = MonitorTotals::new("0.1.0", "abc1234", identity);
+        for (start, values) in [(0i64, vec![800i64, 1_000, 1_500, 45_000]), (60, vec![2_000, 12_000_000])] {
+            let parts = [metric(0, "timer.latency", &values), metric(0, "timer.jitter", &values[1..])];
+            let record = WindowRecord {
+                start_ns: start * 1_000_000_000,
+                end_ns: (start + 60) * 1_000_000_000,
+                resolution: Resolution::Window,
+                merged: 1,
+                phase: "idle".into(),
+                metrics: parts.iter().map(|p| p.0.clone()).collect(),
+                activity: None,
+            };
+            let buckets: Vec<_> = parts.iter().map(|p| p.1).collect();
+            totals.add_window(&record, &buckets);
+        }
+        totals
+    }
+
+    #[test]
+    fn exposition() {
+        insta::assert_snapshot!(render(&totals()));
+    }
+
+    #[test]
+    fn buckets_are_cumulative_and_end_in_the_count() {
+        let text = render(&totals());
+        let counts: Vec<u64> = text
+            .lines()
+            .filter(|l| l.starts_with("rtlab_latency_seconds_bucket{metric=\"timer.latency\""))
+            .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(counts.len(), LATENCY_BUCKETS_NS.len() + 1);
+        assert!(counts.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*counts.last().unwrap(), 6);
+        assert!(text.contains("rtlab_latency_seconds_count{metric=\"timer.latency\",cpu=\"0\"} 6\n"));
+        assert!(text.contains("rtlab_window_max_seconds{metric=\"timer.latency\",cpu=\"0\"} 0.012\n"));
+        assert!(text.contains("rtlab_overruns_total{metric=\"timer.latency\",cpu=\"0\"} 2\n"));
+        assert!(text.ends_with("# EOF\n"));
+    }
+}
