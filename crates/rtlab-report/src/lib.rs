@@ -15,10 +15,13 @@
 //!   [`json::JsonSummary`]); `rtlab_results::set::ReportExporter` for a set of runs
 //!   ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the
 //!   figures.
+//! - [`fleet`]: `rtlab fleet`'s overview of a Prometheus server's boards
+//!   (`rtlab_results::fleet::FleetReport`) as terminal text, Markdown, JSON and HTML.
 
 pub mod csv_report;
 pub mod digest;
 pub mod figures;
+pub mod fleet;
 pub mod host;
 pub mod html;
 pub mod json;

@@ -123,8 +123,9 @@ impl Trend {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelChange {
     /// When the previous kernel was last seen (to the minute): the board rebooted after it.
-    pub at_unix: f64,
-    pub at: String,
+    /// Null when Prometheus has no minute step with it (seen only within the last minute).
+    pub at_unix: Option<f64>,
+    pub at: Option<String>,
     pub from: String,
     pub to: String,
 }
