@@ -73,7 +73,7 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
 }
 
-fn policy_of(arg: PolicyArg) -> Policy {
+pub fn policy_of(arg: PolicyArg) -> Policy {
     match arg {
         PolicyArg::Fifo => Policy::Fifo,
         PolicyArg::Rr => Policy::Rr,

@@ -6,12 +6,43 @@ use super::openmetrics::{escape_label as escape, family, seconds};
 use rtlab_results::monitor::{MonitorTotals, SeriesTotals, LATENCY_BUCKETS_NS};
 use std::fmt::Write;
 
-/// The Content-Type of [`render`]'s text.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The two text formats of the endpoint: Prometheus asks for OpenMetrics; a plain client
+/// (curl, `promtool check metrics`) gets the Prometheus text format 0.0.4, as the official
+/// client libraries do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    OpenMetrics,
+    PrometheusText,
+}
 
-/// The exposition, ending in `# EOF`.
-pub fn render(totals: &MonitorTotals) -> String {
+impl Flavour {
+    /// The flavour a request's Accept header asks for.
+    pub fn for_accept(accept: Option<&str>) -> Self {
+        match accept {
+            Some(a) if a.contains("application/openmetrics-text") => Flavour::OpenMetrics,
+            _ => Flavour::PrometheusText,
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Flavour::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Flavour::PrometheusText => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
+/// The exposition in `flavour`; OpenMetrics ends in `# EOF`.
+pub fn render(totals: &MonitorTotals, flavour: Flavour) -> String {
     let mut out = String::new();
+    // The text format names counters' TYPE by their sample (`_total`), has no info type
+    // (a gauge of 1 stands in) and no UNIT line.
+    let family = |out: &mut String, name: &str, kind: &str, unit: Option<&str>, help: &str| match (flavour, kind) {
+        (Flavour::OpenMetrics, _) => family(out, name, kind, unit, help),
+        (Flavour::PrometheusText, "counter") => family(out, &format!("{name}_total"), kind, None, help),
+        (Flavour::PrometheusText, "info") => family(out, &format!("{name}_info"), "gauge", None, help),
+        (Flavour::PrometheusText, _) => family(out, name, kind, None, help),
+    };
     let labels = |s: &SeriesTotals| format!("metric=\"{}\",cpu=\"{}\"", escape(&s.metric), s.cpu);
 
     family(
@@ -99,7 +130,9 @@ pub fn render(totals: &MonitorTotals) -> String {
         escape(&id.preemption),
         escape(&id.cmdline_hash)
     );
-    out.push_str("# EOF\n");
+    if flavour == Flavour::OpenMetrics {
+        out.push_str("# EOF\n");
+    }
     out
 }
 
@@ -157,12 +190,25 @@ mod tests {
 
     #[test]
     fn exposition() {
-        insta::assert_snapshot!(render(&totals()));
+        insta::assert_snapshot!(render(&totals(), Flavour::OpenMetrics));
+    }
+
+    #[test]
+    fn prometheus_text_exposition() {
+        insta::assert_snapshot!(render(&totals(), Flavour::PrometheusText));
+    }
+
+    #[test]
+    fn the_accept_header_chooses_the_flavour() {
+        let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert_eq!(Flavour::for_accept(Some(prometheus)), Flavour::OpenMetrics);
+        assert_eq!(Flavour::for_accept(Some("*/*")), Flavour::PrometheusText);
+        assert_eq!(Flavour::for_accept(None), Flavour::PrometheusText);
     }
 
     #[test]
     fn buckets_are_cumulative_and_end_in_the_count() {
-        let text = render(&totals());
+        let text = render(&totals(), Flavour::OpenMetrics);
         let counts: Vec<u64> = text
             .lines()
             .filter(|l| l.starts_with("rtlab_latency_seconds_bucket{metric=\"timer.latency\""))

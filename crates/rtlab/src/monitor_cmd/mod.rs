@@ -1,0 +1,344 @@
+//! `rtlab monitor`: `rtlab run` that never ends (docs/monitor.md).
+//!
+//! Lifecycle: check the arguments, open (or create) the history and check its integrity,
+//! listen (with --listen), take the real-time conditions, start the timer probe with its
+//! samples tapped, open a session; then, on this non-real-time thread, cut the tapped
+//! samples into windows, commit each closed window in one transaction, update the
+//! exposition, switch the load phases; at SIGINT/SIGTERM or --duration, stop the probe,
+//! close the open window, end the session, and restore every setting.
+
+mod plan;
+mod server;
+
+pub use plan::MonitorArgs;
+use plan::MonitorPlan;
+
+use crate::errors::{environment, usage};
+use anyhow::Context;
+use rtlab_load::host::LoadHost;
+use rtlab_probe::raw::SampleTap;
+use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
+use rtlab_probe::windows::{ClosedWindow, WindowAggregator, LATENCY};
+use rtlab_probe::{ClockKind, Probe};
+use rtlab_results::history::{HistoryDb, MonitorSettings, Retention};
+use rtlab_results::monitor::MonitorTotals;
+use rtlab_sys::activity::{activity_between, ActivitySnapshot};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often the history is thinned (and once at the start).
+const THIN_EVERY_NS: u64 = 3_600_000_000_000;
+
+pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
+    let host = rtlab_sys::sysinfo::collect();
+    let plan = MonitorPlan::from_args(args, &host.online_cpus)?;
+    let stop = crate::runner::stop_on_signals()?;
+
+    let mut db = HistoryDb::open(&plan.db).map_err(|e| usage(format!("--db: {e}")))?;
+    db.integrity_check().map_err(|e| environment(format!("--db: {e}; move the file aside to start a new history")))?;
+    let totals = Arc::new(Mutex::new(MonitorTotals::new(
+        env!("CARGO_PKG_VERSION"),
+        env!("RTLAB_COMMIT"),
+        rtlab_results::history::HostIdentity::of(&host),
+    )));
+    let server = match plan.listen {
+        Some(address) => Some(server::MetricsServer::start(address, plan.token.clone(), totals.clone())?),
+        None => None,
+    };
+
+    let conditions = crate::runner::realtime_conditions(plan.policy, plan.priority, plan.dma_latency, false);
+    let (tap, tapped) = SampleTap::new();
+    let probe = TimerProbe::new(TimerConfig {
+        cpus: plan.cpus.clone(),
+        interval_ns: plan.interval_ns,
+        warmup: 0,
+        end: EndCondition::Never,
+        histogram_max_ns: plan.histogram_max_ns,
+        raw_dir: None,
+        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+        clock: ClockKind::Monotonic,
+        setup: conditions.setup,
+        name: "timer",
+        split_tap: Some(tap),
+    })
+    .map_err(|e| environment(format!("cannot prepare the timer probe: {e}")))?;
+
+    let settings = MonitorSettings {
+        rtlab_version: crate::cli::VERSION.to_string(),
+        command_line: std::env::args().collect(),
+        interval_ns: plan.interval_ns,
+        window_ns: plan.window_ns,
+        cpus: plan.cpus.clone(),
+        policy: conditions.status.policy,
+        priority: conditions.status.priority,
+        histogram_max_ns: plan.histogram_max_ns,
+        schedule: plan.schedule_text.clone(),
+        real_time: conditions.status.real_time_results,
+        notes: conditions.status.notes.clone(),
+    };
+    let (unix_at_start, mono_at_start) = clocks_now();
+    let session = db.begin_session(&host, &settings, unix_at_start).map_err(|e| environment(format!("--db: {e}")))?;
+    if !plan.quiet {
+        print_start(&plan, &db, &session, server.as_ref().map(|s| s.address));
+    }
+    for note in &conditions.status.notes {
+        eprintln!("rtlab: note: {note}");
+    }
+
+    let mut aggregator = WindowAggregator::new(
+        &plan.cpus,
+        plan.interval_ns,
+        plan.window_ns,
+        plan.histogram_max_ns,
+        mono_at_start,
+        unix_at_start - mono_at_start as i64,
+    );
+    let probe_stop = stop.clone();
+    let probe_thread = std::thread::Builder::new()
+        .name("rtlab-monitor-probe".into())
+        .spawn(move || Box::new(probe).run(probe_stop))
+        .context("cannot start the measuring threads")?;
+
+    let mut state = Monitoring {
+        plan: &plan,
+        db,
+        session_id: session.id,
+        totals,
+        activity: BTreeMap::new(),
+        running_phase: None,
+        load: None,
+        windows: 0,
+        retention: Retention::keeping(plan.keep_ns),
+        next_thin_mono: mono_at_start,
+    };
+    let outcome = state.watch(&mut aggregator, &tapped, &stop, mono_at_start);
+
+    // Stop: the probe's threads end, the tap closes, what is left becomes the last window.
+    stop.store(true, Ordering::SeqCst);
+    let probe_result = probe_thread.join();
+    while let Ok(chunk) = tapped.recv() {
+        aggregator.add(&chunk);
+    }
+    let (_, mono_at_stop) = clocks_now();
+    state.take_activity(aggregator.index_at(mono_at_stop) + 1);
+    let mut outcome = outcome;
+    if outcome.is_ok() {
+        let phase_of = |i: u64| plan.phase_of(i).name.clone();
+        for window in aggregator.close_all(mono_at_stop, &phase_of) {
+            if let Err(e) = state.commit(window) {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    state.stop_load();
+    drop(conditions.guards);
+    drop(server);
+    let reason = match &outcome {
+        Err(_) => "error",
+        Ok(Ending::Duration) => "duration",
+        Ok(Ending::Signal) => "signal",
+    };
+    let (unix_at_stop, _) = clocks_now();
+    let ended = state.db.end_session(session.id, unix_at_stop, reason);
+    let ending = outcome?;
+    ended.map_err(|e| environment(format!("--db: {e}")))?;
+    match probe_result {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(environment(format!("the measuring threads failed: {e}"))),
+        Err(_) => return Err(environment("a measuring thread panicked")),
+    }
+    if aggregator.late() > 0 {
+        eprintln!(
+            "rtlab: note: {} samples reached their window after it had closed (a measuring thread stalled for more than 2 s); they are counted in the next window",
+            aggregator.late()
+        );
+    }
+    if !plan.quiet || ending == Ending::Signal {
+        println!(
+            "rtlab monitor: stopped ({}) after {} windows; history in {}",
+            if ending == Ending::Signal { "signal" } else { "--duration" },
+            state.windows,
+            plan.db.display()
+        );
+    }
+    Ok(crate::errors::EXIT_OK)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Signal,
+    Duration,
+}
+
+/// Unix time and CLOCK_MONOTONIC read back to back: the offset that turns expiries into
+/// the history's unix times for this session.
+fn clocks_now() -> (i64, u64) {
+    let mono = rtlab_sys::clock::monotonic_ns();
+    let unix =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i64).unwrap_or(0);
+    (unix, mono)
+}
+
+struct Monitoring<'a> {
+    plan: &'a MonitorPlan,
+    db: HistoryDb,
+    session_id: i64,
+    totals: Arc<Mutex<MonitorTotals>>,
+    /// Activity snapshots taken as each window began, by window index.
+    activity: BTreeMap<u64, ActivitySnapshot>,
+    /// The phase whose loads run (None before the first window).
+    running_phase: Option<String>,
+    load: Option<(String, LoadHost)>,
+    windows: u64,
+    retention: Retention,
+    next_thin_mono: u64,
+}
+
+impl Monitoring<'_> {
+    /// The loop of the non-real-time side, until a stop request or --duration.
+    fn watch(
+        &mut self,
+        aggregator: &mut WindowAggregator,
+        tapped: &std::sync::mpsc::Receiver<rtlab_probe::raw::TappedSamples>,
+        stop: &std::sync::atomic::AtomicBool,
+        mono_at_start: u64,
+    ) -> anyhow::Result<Ending> {
+        let plan = self.plan;
+        let phase_of = |i: u64| plan.phase_of(i).name.clone();
+        loop {
+            match tapped.recv_timeout(Duration::from_millis(50)) {
+                Ok(chunk) => aggregator.add(&chunk),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                // The probe ended by itself: its threads failed; the caller reports it.
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(Ending::Signal),
+            }
+            while let Ok(chunk) = tapped.try_recv() {
+                aggregator.add(&chunk);
+            }
+            let (_, now) = clocks_now();
+            let current = aggregator.index_at(now);
+            self.take_activity(current);
+            self.follow_schedule(current);
+            for window in aggregator.close_ready(now, &phase_of) {
+                self.commit(window)?;
+            }
+            if now >= self.next_thin_mono {
+                let (unix, _) = clocks_now();
+                self.db.thin(unix, &self.retention).map_err(|e| environment(format!("--db: {e}")))?;
+                self.next_thin_mono = now + THIN_EVERY_NS;
+            }
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Ending::Signal);
+            }
+            if plan.duration_ns.is_some_and(|d| now >= mono_at_start + d) {
+                return Ok(Ending::Duration);
+            }
+        }
+    }
+
+    /// A snapshot of /proc counters as window `index` begins (once per window).
+    fn take_activity(&mut self, index: u64) {
+        if !self.activity.contains_key(&index) {
+            if let Ok(snapshot) = ActivitySnapshot::take() {
+                self.activity.insert(index, snapshot);
+            }
+        }
+    }
+
+    /// Runs the loads of the phase that window `current` belongs to: at a phase change, the
+    /// old phase's loads stop and the new one's start.
+    fn follow_schedule(&mut self, current: u64) {
+        let wanted = &self.plan.phase_of(current).name;
+        if self.running_phase.as_ref() == Some(wanted) {
+            return;
+        }
+        self.stop_load();
+        self.running_phase = Some(wanted.clone());
+        if wanted == "idle" {
+            return;
+        }
+        let started = std::env::current_exe().map_err(|e| e.to_string()).and_then(|exe| {
+            LoadHost::start(&exe, wanted, self.plan.load_cpus.as_deref(), None).map_err(|e| e.to_string())
+        });
+        match started {
+            Ok(host) => self.load = Some((wanted.clone(), host)),
+            Err(why) => {
+                eprintln!("rtlab: warning: the loads of phase {wanted:?} could not start: {why}; measuring unloaded")
+            }
+        }
+    }
+
+    fn stop_load(&mut self) {
+        if let Some((name, host)) = self.load.take() {
+            if let Err(e) = host.stop() {
+                eprintln!("rtlab: warning: the loads of phase {name:?} did not stop cleanly: {e}");
+            }
+        }
+    }
+
+    /// Commits a closed window (one transaction), then shows it to Prometheus.
+    fn commit(&mut self, mut window: ClosedWindow) -> anyhow::Result<()> {
+        if let (Some(a), Some(b)) = (self.activity.get(&window.index), self.activity.get(&(window.index + 1))) {
+            window.record.activity = Some(activity_between(a, b));
+        }
+        self.activity.retain(|&i, _| i > window.index);
+        self.db
+            .append_window(self.session_id, &window.record)
+            .map_err(|e| environment(format!("--db: cannot save a window: {e}; the windows before it are saved")))?;
+        self.totals.lock().unwrap_or_else(|p| p.into_inner()).add_window(&window.record, &window.buckets);
+        self.windows += 1;
+        if !self.plan.quiet {
+            println!("{}", window_line(&window));
+        }
+        Ok(())
+    }
+}
+
+fn print_start(
+    plan: &MonitorPlan,
+    db: &HistoryDb,
+    session: &rtlab_results::history::Session,
+    listening: Option<std::net::SocketAddr>,
+) {
+    let mut line = format!(
+        "rtlab monitor: {} µs period on CPUs {}, a window every {}; history {} (session {})",
+        plan.interval_ns as f64 / 1000.0,
+        plan.cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        rtlab_analysis::units::format_period(plan.window_ns as i64),
+        db.path().display(),
+        session.id
+    );
+    if let Some(gap) = session.gap_before_ns {
+        line.push_str(&format!("; {} since the last window", rtlab_analysis::units::format_period(gap)));
+    }
+    if let Some(previous) = &session.previous_kernel {
+        line.push_str(&format!("; kernel changed from {previous} to {}", session.identity.kernel_release));
+    }
+    if let Some(address) = listening {
+        line.push_str(&format!("; metrics on http://{address}/metrics"));
+    }
+    println!("{line}");
+}
+
+/// "22:41:00  idle    max µs cpu0 45.2 cpu1 38.0  samples 120000  overruns 0  lost 0".
+fn window_line(window: &ClosedWindow) -> String {
+    let r = &window.record;
+    let time =
+        chrono::DateTime::from_timestamp_nanos(r.end_ns).with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S");
+    let latency: Vec<_> = r.metrics.iter().filter(|m| m.metric == LATENCY).collect();
+    let maxima = latency
+        .iter()
+        .map(|m| match m.moments.count {
+            0 => format!("cpu{} -", m.cpu),
+            _ => format!("cpu{} {:.1}", m.cpu, m.moments.max as f64 / 1000.0),
+        })
+        .collect::<Vec<_>>()
+        .join("  ");
+    let samples: u64 = latency.iter().map(|m| m.moments.count).sum();
+    let overruns: u64 = latency.iter().map(|m| m.overruns).sum();
+    let lost: u64 = latency.iter().map(|m| m.lost).sum();
+    format!("{time}  {:<8} max µs: {maxima}   samples {samples}  overruns {overruns}  lost {lost}", r.phase)
+}
