@@ -385,6 +385,14 @@ mod tests {
     }
 
     #[test]
+    fn docs_fleet_md_lists_every_query() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/fleet.md")).unwrap();
+        for q in all_queries(&[]) {
+            assert!(doc.contains(&format!("\n{q}\n")), "docs/fleet.md does not list {q}");
+        }
+    }
+
+    #[test]
     fn every_board_gets_its_figures() {
         let report = build_from(&answers(), &["timer max < 100us", "timer.jitter max < 20us"]);
         assert_eq!(report.schema, "rtlab.fleet/1");
