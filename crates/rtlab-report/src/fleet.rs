@@ -274,8 +274,8 @@ table.boards th { vertical-align: bottom; }
 table.boards td.n, table.boards td.nw { white-space: nowrap; }
 table.boards td.change { min-width: 9em; }
 table.boards td.status { min-width: 13em; text-align: left; }
-tr.breaking td.status, td.bad { color: var(--bad); font-weight: 600; }
-tr.silent td.status { color: var(--warn); font-weight: 600; }
+td.bad, td.status .brk { color: var(--bad); font-weight: 600; }
+td.status .sil { color: var(--warn); font-weight: 600; }
 tr.breaking td:first-child { box-shadow: inset 4px 0 0 var(--bad); }
 tr.silent td:first-child { box-shadow: inset 4px 0 0 #e0a030; }
 td.ok { color: var(--good); }
@@ -451,7 +451,21 @@ pub fn html(report: &FleetReport) -> String {
                 }
                 let class =
                     if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
-                let _ = write!(page, "<td{class}>{}</td>", escape(cell));
+                // The status's problems one to a line.
+                let text = if i == 8 {
+                    problems(b)
+                        .iter()
+                        .map(|p| {
+                            let class = if p.starts_with("silent") { "sil" } else { "brk" };
+                            format!("<span class=\"{class}\">{}</span>", escape(p))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("<br>")
+                } else {
+                    String::new()
+                };
+                let text = if text.is_empty() { escape(cell) } else { text };
+                let _ = write!(page, "<td{class}>{text}</td>");
             }
             page.push_str("</tr>\n");
         }
@@ -510,7 +524,8 @@ mod tests {
         }
     }
 
-    /// One fixed report: a steady board, one breaking after a kernel change, a silent one.
+    /// One fixed report: a steady board, one breaking after a kernel change that also stopped
+    /// closing windows, a silent one.
     pub fn example() -> FleetReport {
         let requirement = parse_requirement("timer max < 100us").unwrap();
         let judge = |today: Option<i64>| BoardJudgement {
@@ -531,6 +546,9 @@ mod tests {
         });
         b.overruns_today = Some(3);
         b.lost_today = Some(1_250);
+        b.last_window_end_unix = Some(NOW - 1_200.0);
+        b.last_window_end = Some("2025-11-26T22:20:00Z".into());
+        b.silent = Some(Silence { reason: SilenceReason::NoWindow, for_s: Some(1_200.0) });
         b.judgements = vec![judge(b.worst_today_ns)];
         let mut c = board("x86-lab:9464", "x86-lab", None, Some(44_000), Some(44_000));
         c.up = Some(false);
@@ -583,12 +601,12 @@ mod tests {
     #[test]
     fn fleet_summary_words() {
         let report = example();
-        assert_eq!(summary_line(&report), "3 boards, 1 breaking a requirement, 1 silent");
+        assert_eq!(summary_line(&report), "3 boards, 1 breaking a requirement, 2 silent");
         let mut none = report.clone();
         none.requirements.clear();
         none.boards.truncate(1);
         none.summary = FleetReport::summarise(&none.boards);
-        assert_eq!(summary_line(&none), "1 board, no requirement given, 0 silent");
+        assert_eq!(summary_line(&none), "1 board, no requirement given, 1 silent");
         assert_eq!(span_words(45.0), "45 s");
         assert_eq!(span_words(1200.0), "20 min");
         assert_eq!(span_words(5.0 * 3600.0), "5 h");
@@ -597,6 +615,10 @@ mod tests {
         assert_eq!(kernel_change_words(&report.boards[0]), "2025-11-26 20:40: 6.1.0-rt → 6.6.0-rt15");
         assert_eq!(kernel_change_words(&report.boards[1]), "none in 7 d");
         assert_eq!(problems(&report.boards[2]), ["silent: scrape failing (up = 0), last window 24 h ago"]);
+        assert_eq!(
+            problems(&report.boards[0]),
+            ["breaks timer.latency max < 100us (120.4 µs today)", "silent: no window closed, last window 20 min ago"]
+        );
     }
 
     #[test]
