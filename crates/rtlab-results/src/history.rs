@@ -374,6 +374,14 @@ impl HistoryDb {
                 .map_err(|e| error_at(&self.path, e))?;
             tx.commit().map_err(|e| error_at(&self.path, e))?;
         }
+        if version < SCHEMA_VERSION {
+            // In WAL mode the new header (application id, version) reaches the main file
+            // only at a checkpoint: without one, `is_history` would not know the file
+            // while the monitor that created it runs.
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(|e| error_at(&self.path, e))?;
+        }
         Ok(())
     }
 

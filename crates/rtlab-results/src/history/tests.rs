@@ -68,6 +68,8 @@ fn a_new_file_carries_the_schema_version_and_rtlabs_id() {
     let path = dir.path().join("sub/monitor.db");
     let db = HistoryDb::open(&path).unwrap();
     assert_eq!(db.user_version().unwrap(), SCHEMA_VERSION);
+    // Known as a history while its creator still has it open (WAL mode).
+    assert!(HistoryDb::is_history(&path));
     drop(db);
     assert!(HistoryDb::is_history(&path));
     // Opening again migrates nothing and keeps the data readable.

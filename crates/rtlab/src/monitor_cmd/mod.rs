@@ -80,9 +80,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     };
     let (unix_at_start, mono_at_start) = clocks_now();
     let session = db.begin_session(&host, &settings, unix_at_start).map_err(|e| environment(format!("--db: {e}")))?;
-    if !plan.quiet {
-        print_start(&plan, &db, &session, server.as_ref().map(|s| s.address));
-    }
+    print_start(&plan, &db, &session, server.as_ref().map(|s| s.address));
     for note in &conditions.status.notes {
         eprintln!("rtlab: note: {note}");
     }
@@ -156,14 +154,12 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
             aggregator.late()
         );
     }
-    if !plan.quiet || ending == Ending::Signal {
-        println!(
-            "rtlab monitor: stopped ({}) after {} windows; history in {}",
-            if ending == Ending::Signal { "signal" } else { "--duration" },
-            state.windows,
-            plan.db.display()
-        );
-    }
+    say(&format!(
+        "rtlab monitor: stopped ({}) after {} windows; history in {}",
+        if ending == Ending::Signal { "signal" } else { "--duration" },
+        state.windows,
+        plan.db.display()
+    ));
     Ok(crate::errors::EXIT_OK)
 }
 
@@ -291,10 +287,17 @@ impl Monitoring<'_> {
         self.totals.lock().unwrap_or_else(|p| p.into_inner()).add_window(&window.record, &window.buckets);
         self.windows += 1;
         if !self.plan.quiet {
-            println!("{}", window_line(&window));
+            say(&window_line(&window));
         }
         Ok(())
     }
+}
+
+/// A line on stdout; a reader that went away (`rtlab monitor | head`) does not stop the
+/// monitor: the history is what it writes.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
 }
 
 fn print_start(
@@ -320,7 +323,7 @@ fn print_start(
     if let Some(address) = listening {
         line.push_str(&format!("; metrics on http://{address}/metrics"));
     }
-    println!("{line}");
+    say(&line);
 }
 
 /// "22:41:00  idle    max µs cpu0 45.2 cpu1 38.0  samples 120000  overruns 0  lost 0".

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod prometheus;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
