@@ -159,11 +159,10 @@ impl Client {
             Err(e @ PrometheusError::Refused { .. }) => {
                 Err(errors::usage(format!("{} (query {promql:?}, HTTP {status})", e)))
             }
-            Err(e) if !(200..300).contains(&status) => Err(errors::usage(format!(
+            Err(_) if !(200..300).contains(&status) => Err(errors::usage(format!(
                 "{url}: HTTP {status}, not a Prometheus query API answer: is {} Prometheus?",
                 self.base
-            ))
-            .context(e.to_string())),
+            ))),
             Err(e) => Err(errors::usage(format!("{url}: {e}"))),
         }
     }
