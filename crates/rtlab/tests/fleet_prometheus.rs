@@ -1,5 +1,5 @@
 //! `rtlab fleet` against a real Prometheus (Debian's 2.42, /usr/bin/prometheus): the test
-//! serves two fake boards' fixed OpenMetrics expositions on loopback, lets Prometheus scrape
+//! serves three fake boards' fixed OpenMetrics expositions on loopback, lets Prometheus scrape
 //! them every second, and checks what `rtlab fleet` reads back. Also: bad URLs and answers,
 //! and promtool on contrib/prometheus.
 //!
@@ -40,9 +40,11 @@ struct FakeBoard {
     window_max_s: [f64; 2],
     /// Seconds before each scrape at which the last window ended.
     window_age_s: f64,
+    /// After this many scrapes the board serves this kernel release (it "rebooted").
+    reboot_into: Option<(usize, &'static str)>,
 }
 
-fn exposition(board: &FakeBoard) -> String {
+fn exposition(board: &FakeBoard, kernel: &str) -> String {
     let mut out = String::new();
     out.push_str("# TYPE rtlab_latency_seconds histogram\n# UNIT rtlab_latency_seconds seconds\n");
     let les = [
@@ -87,7 +89,7 @@ fn exposition(board: &FakeBoard) -> String {
     out.push_str(&format!(
         "# TYPE rtlab_host info\nrtlab_host_info{{hostname=\"{}\",kernel_release=\"{}\",preemption=\"PREEMPT_RT\",\
          cmdline_hash=\"00112233aabbccdd\"}} 1\n# EOF\n",
-        board.hostname, board.kernel
+        board.hostname, kernel
     ));
     out
 }
@@ -98,6 +100,7 @@ fn serve(board: FakeBoard) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
+        let mut scrapes = 0;
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
@@ -111,7 +114,12 @@ fn serve(board: FakeBoard) -> u16 {
                 line.clear();
             }
             let (status, content_type, body) = if request_line.starts_with("GET /metrics ") {
-                ("200 OK", "application/openmetrics-text; version=1.0.0; charset=utf-8", exposition(&board))
+                scrapes += 1;
+                let kernel = match board.reboot_into {
+                    Some((after, kernel)) if scrapes > after => kernel,
+                    _ => board.kernel,
+                };
+                ("200 OK", "application/openmetrics-text; version=1.0.0; charset=utf-8", exposition(&board, kernel))
             } else {
                 ("404 Not Found", "text/plain; charset=utf-8", "not found\n".to_string())
             };
@@ -207,7 +215,7 @@ fn start_prometheus(dir: &Path, targets: &[u16]) -> (PrometheusGuard, u16) {
         if scraped >= targets.len() {
             break;
         }
-        assert!(Instant::now() < deadline, "Prometheus did not scrape both boards twice within 60 s");
+        assert!(Instant::now() < deadline, "Prometheus did not scrape every board twice within 60 s");
         std::thread::sleep(Duration::from_millis(250));
     }
     (guard, port)
@@ -230,6 +238,7 @@ fn fleet_reads_a_real_prometheus() {
         kernel: "6.1.0-rt",
         window_max_s: [0.000042, 0.000057],
         window_age_s: 1.0,
+        reboot_into: None,
     });
     // Board b measures 120 µs at worst and its monitor closed its last window 20 minutes ago.
     let b = serve(FakeBoard {
@@ -237,10 +246,28 @@ fn fleet_reads_a_real_prometheus() {
         kernel: "6.6.0-rt15",
         window_max_s: [0.000120, 0.000033],
         window_age_s: 1200.0,
+        reboot_into: None,
     });
-    let (_prometheus, port) = start_prometheus(dir.path(), &[a, b]);
+    // Board c boots another kernel after its second scrape.
+    let c = serve(FakeBoard {
+        hostname: "board-c",
+        kernel: "6.1.0-rt",
+        window_max_s: [0.000080, 0.000080],
+        window_age_s: 2.0,
+        reboot_into: Some((2, "6.6.0-rt15")),
+    });
+    let (_prometheus, port) = start_prometheus(dir.path(), &[a, b, c]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while query(port, "rtlab_host_info{hostname=\"board-c\",kernel_release=\"6.6.0-rt15\"}")
+        .and_then(|v| v["data"]["result"].as_array().map(|r| r.len()))
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(Instant::now() < deadline, "Prometheus did not scrape board c's second kernel within 60 s");
+        std::thread::sleep(Duration::from_millis(250));
+    }
     let url = format!("http://127.0.0.1:{port}");
-    let (inst_a, inst_b) = (format!("127.0.0.1:{a}"), format!("127.0.0.1:{b}"));
+    let (inst_a, inst_b, inst_c) = (format!("127.0.0.1:{a}"), format!("127.0.0.1:{b}"), format!("127.0.0.1:{c}"));
 
     let out = rtlab().args(["fleet", "--prometheus", &url, "--format", "json"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -251,7 +278,7 @@ fn fleet_reads_a_real_prometheus() {
     let boards = report["boards"].as_array().unwrap();
     let mut instances: Vec<&str> = boards.iter().map(|b| b["instance"].as_str().unwrap()).collect();
     instances.sort();
-    let mut expected = vec![inst_a.as_str(), inst_b.as_str()];
+    let mut expected = vec![inst_a.as_str(), inst_b.as_str(), inst_c.as_str()];
     expected.sort();
     assert_eq!(instances, expected);
     let board = |instance: &str| boards.iter().find(|b| b["instance"] == instance).unwrap().clone();
@@ -279,7 +306,14 @@ fn fleet_reads_a_real_prometheus() {
     assert_eq!(bb["silent"]["reason"], "no_window");
     let silent_for = bb["silent"]["for_s"].as_f64().unwrap();
     assert!((1200.0..1300.0).contains(&silent_for), "{silent_for}");
-    assert_eq!(report["summary"], serde_json::json!({"boards": 2, "breaking": 0, "silent": 1}));
+    // Board c's change: from the kernel it left to the one it runs. Its time is the old
+    // kernel's last sighting at a minute step, so null when the change came within the minute.
+    let bc = board(&inst_c);
+    assert_eq!(bc["kernel_release"], "6.6.0-rt15");
+    assert_eq!(bc["last_kernel_change"]["from"], "6.1.0-rt");
+    assert_eq!(bc["last_kernel_change"]["to"], "6.6.0-rt15");
+    assert_eq!(bc["worst_today_ns"], 80_000);
+    assert_eq!(report["summary"], serde_json::json!({"boards": 3, "breaking": 0, "silent": 1}));
 
     // A bound below board b's worst: exit 1, board b named as breaking, board a not.
     let out = rtlab()
@@ -296,7 +330,7 @@ fn fleet_reads_a_real_prometheus() {
     let out = rtlab().args(["fleet", "--prometheus", &url, "--require", "timer max < 100us"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("2 boards, 1 breaking a requirement, 1 silent"), "{text}");
+    assert!(text.contains("3 boards, 1 breaking a requirement, 1 silent"), "{text}");
     let line_b = text.lines().find(|l| l.starts_with(&inst_b)).unwrap();
     assert!(line_b.contains("breaks timer.latency max < 100us (120.0 µs today)"), "{text}");
     let line_a = text.lines().find(|l| l.starts_with(&inst_a)).unwrap();
@@ -311,9 +345,10 @@ fn fleet_reads_a_real_prometheus() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("2 boards, 0 breaking a requirement, 1 silent"), "{stdout}");
+    assert!(stdout.contains("3 boards, 0 breaking a requirement, 1 silent"), "{stdout}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("board-a") && page.contains("board-b") && page.contains("MET"));
+    assert!(page.contains("6.1.0-rt → 6.6.0-rt15"), "board c's kernel change");
 
     // Prometheus' query API at a fake board's port is not there: one line, exit 2.
     let out = rtlab().args(["fleet", "--prometheus", &format!("http://127.0.0.1:{a}")]).output().unwrap();
