@@ -17,11 +17,15 @@
 //!   figures.
 //! - [`fleet`]: `rtlab fleet`'s overview of a Prometheus server's boards
 //!   (`rtlab_results::fleet::FleetReport`) as terminal text, Markdown, JSON and HTML.
+//! - [`history`]: `rtlab history`'s views of a monitor database
+//!   (`rtlab_results::history::report::HistoryReport`) as terminal text, Markdown, JSON and
+//!   HTML with figures.
 
 pub mod csv_report;
 pub mod digest;
 pub mod figures;
 pub mod fleet;
+pub mod history;
 pub mod host;
 pub mod html;
 pub mod json;

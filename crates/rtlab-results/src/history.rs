@@ -732,5 +732,8 @@ fn read_where(
     Ok(windows)
 }
 
+pub mod range;
+pub mod report;
+
 #[cfg(test)]
 mod tests;

@@ -341,6 +341,13 @@ pub struct ReportArgs {
     /// run's only scenario]
     #[arg(long)]
     pub scenario: Option<String>,
+    /// A monitor database (rtlab monitor --db) given as RESULT is read as a run from this time
+    /// on: RFC 3339, a UTC date (2026-11-20), or a time ago (7d) [default: its first window]
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+    /// ... until this time [default: its last window]
+    #[arg(long, value_name = "T")]
+    pub until: Option<String>,
 }
 
 /// The `--from` values of `rtlab import`.

@@ -1,0 +1,318 @@
+//! A time range of the history read as a run (docs/history.md, "A range is a run"): what
+//! `rtlab report DB` and `rtlab compare A.db B.db` work on.
+//!
+//! Every row of the range becomes part of one [`RunResult`]: one scenario per load-schedule
+//! phase ("idle", or the schedule's phase names), and per phase, CPU and metric one
+//! measurement with the histograms and moments of every row merged (exactly), the overruns
+//! and lost samples added, and the maximum of each row in time order as the per-block
+//! maxima (`block_s` = the window length). The host is the last session's; the label and
+//! the notes say that the run came from the history and which range.
+
+use super::{HistoryDb, Resolution, Session, StoredWindow};
+use crate::host::Policy;
+use crate::run::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
+use crate::ResultsError;
+use rtlab_analysis::{LatencyHistogram, Moments, Summary};
+
+/// Nanoseconds in a day.
+pub const DAY_NS: i64 = 86_400_000_000_000;
+
+/// `[since, until)` in unix ns; an open bound is None.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeRange {
+    pub since_ns: Option<i64>,
+    pub until_ns: Option<i64>,
+}
+
+impl TimeRange {
+    pub fn new(since_ns: Option<i64>, until_ns: Option<i64>) -> Self {
+        Self { since_ns, until_ns }
+    }
+
+    /// "2026-11-20 10:00 to 2026-11-21 10:00 UTC", "the beginning to ...", "... to now".
+    pub fn describe(&self) -> String {
+        let since = self.since_ns.map_or_else(|| "the beginning".to_string(), short_utc);
+        let until = self.until_ns.map_or_else(|| "the end".to_string(), short_utc);
+        format!("{since} to {until}")
+    }
+
+    /// Whether the row overlaps the range (what [`HistoryDb::windows`] selects).
+    pub fn overlaps(&self, start_ns: i64, end_ns: i64) -> bool {
+        end_ns > self.since_ns.unwrap_or(i64::MIN) && start_ns < self.until_ns.unwrap_or(i64::MAX)
+    }
+}
+
+/// Days since 1970-01-01 -> (year, month, day), proleptic Gregorian (H. Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// The UTC day of `ns`: "2026-11-20".
+pub fn utc_day(ns: i64) -> String {
+    let (y, m, d) = civil_from_days(ns.div_euclid(DAY_NS));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The start of the UTC day of `ns`.
+pub fn day_start_ns(ns: i64) -> i64 {
+    ns.div_euclid(DAY_NS) * DAY_NS
+}
+
+/// RFC 3339 in UTC, to the second: "2026-11-20T10:00:00Z".
+pub fn rfc3339_utc(ns: i64) -> String {
+    let seconds = ns.div_euclid(1_000_000_000).rem_euclid(86_400);
+    format!("{}T{:02}:{:02}:{:02}Z", utc_day(ns), seconds / 3600, seconds / 60 % 60, seconds % 60)
+}
+
+/// "2026-11-20 10:00" (UTC).
+pub fn short_utc(ns: i64) -> String {
+    let seconds = ns.div_euclid(1_000_000_000).rem_euclid(86_400);
+    format!("{} {:02}:{:02}", utc_day(ns), seconds / 3600, seconds / 60 % 60)
+}
+
+/// Accumulates one measurement over the rows of a range.
+struct Merged {
+    scenario: String,
+    cpu: usize,
+    metric: String,
+    histogram: LatencyHistogram,
+    moments: Moments,
+    overruns: u64,
+    lost: u64,
+    maxima: Vec<Option<i64>>,
+}
+
+impl HistoryDb {
+    /// The rows of `range` read as one run (see the module documentation). An empty range is
+    /// an error, not an empty run.
+    pub fn run_of_range(&self, range: TimeRange) -> Result<RunResult, ResultsError> {
+        let windows = self.windows(range.since_ns, range.until_ns)?;
+        let sessions = self.sessions()?;
+        run_of_rows(&self.path().display().to_string(), &sessions, &windows, range).map_err(|reason| self.error(reason))
+    }
+}
+
+/// `windows` (oldest first, all overlapping `range`) of the history at `source` as a run.
+pub fn run_of_rows(
+    source: &str,
+    sessions: &[Session],
+    windows: &[StoredWindow],
+    range: TimeRange,
+) -> Result<RunResult, String> {
+    let (Some(first), Some(last)) = (windows.first(), windows.last()) else {
+        return Err(format!("no windows from {} (the range holds no measurement)", range.describe()));
+    };
+    let used: Vec<&Session> = sessions.iter().filter(|s| windows.iter().any(|w| w.session_id == s.id)).collect();
+    let Some(session) = used.last() else {
+        return Err(format!("window {} belongs to no session", first.id));
+    };
+    let settings = &session.settings;
+    let start_ns = windows.iter().map(|w| w.record.start_ns).min().unwrap_or(first.record.start_ns);
+    let end_ns = windows.iter().map(|w| w.record.end_ns).max().unwrap_or(last.record.end_ns);
+    let window_ns = used.iter().map(|s| s.settings.window_ns).max().unwrap_or(settings.window_ns);
+    let block_s = window_ns.div_ceil(1_000_000_000).max(1);
+
+    let mut phases: Vec<String> = Vec::new();
+    let mut merged: Vec<Merged> = Vec::new();
+    for w in windows {
+        let r = &w.record;
+        if !phases.contains(&r.phase) {
+            phases.push(r.phase.clone());
+        }
+        for m in &r.metrics {
+            let histogram = LatencyHistogram::decode(&m.histogram).map_err(|e| format!("window {}: {e}", w.id))?;
+            let at = merged.iter().position(|x| x.scenario == r.phase && x.cpu == m.cpu && x.metric == m.metric);
+            let entry = match at {
+                Some(i) => &mut merged[i],
+                None => {
+                    merged.push(Merged {
+                        scenario: r.phase.clone(),
+                        cpu: m.cpu,
+                        metric: m.metric.clone(),
+                        histogram: LatencyHistogram::new(histogram.highest_trackable())
+                            .map_err(|e| format!("window {}: {e}", w.id))?,
+                        moments: Moments::new(),
+                        overruns: 0,
+                        lost: 0,
+                        maxima: Vec::new(),
+                    });
+                    merged.last_mut().expect("pushed")
+                }
+            };
+            entry.histogram.merge(&histogram).map_err(|e| format!("window {}: {e}", w.id))?;
+            entry.moments.merge(&m.moments);
+            entry.overruns += m.overruns;
+            entry.lost += m.lost;
+        }
+    }
+    // The per-window maxima: one entry per row of the phase, null where the row has no sample
+    // of this CPU and metric.
+    for entry in &mut merged {
+        entry.maxima = windows
+            .iter()
+            .filter(|w| w.record.phase == entry.scenario)
+            .map(|w| {
+                w.record
+                    .metrics
+                    .iter()
+                    .find(|m| m.cpu == entry.cpu && m.metric == entry.metric && m.moments.count > 0)
+                    .map(|m| m.moments.max)
+            })
+            .collect();
+    }
+    merged.sort_by(|a, b| {
+        let phase = |name: &str| phases.iter().position(|p| p == name);
+        (phase(&a.scenario), &a.metric, a.cpu).cmp(&(phase(&b.scenario), &b.metric, b.cpu))
+    });
+
+    let seconds = |w: &StoredWindow| (w.record.end_ns - w.record.start_ns).max(0) as f64 / 1e9;
+    let scenarios: Vec<Scenario> = phases
+        .iter()
+        .map(|phase| Scenario {
+            name: phase.clone(),
+            loads: Vec::new(),
+            load_failure: None,
+            raw_stopped: None,
+            settle_s: 0.0,
+            duration_s: windows.iter().filter(|w| w.record.phase == *phase).map(seconds).sum(),
+            interrupted: false,
+            activity: None,
+        })
+        .collect();
+    let mut measurements = Vec::new();
+    for m in merged {
+        let probe = m.metric.split('.').next().unwrap_or("timer").to_string();
+        measurements.push(Measurement {
+            scenario: m.scenario,
+            thread: format!("{probe}/{}", m.cpu),
+            probe,
+            metric: m.metric,
+            cpu: m.cpu,
+            count: m.moments.count,
+            cycles: m.moments.count + m.overruns,
+            overruns: m.overruns,
+            lost: m.lost,
+            interval_ns: settings.interval_ns.max(1),
+            summary: Summary::from_parts(&m.histogram, &m.moments),
+            moments: m.moments,
+            histogram: m.histogram.encode().map_err(|e| e.to_string())?,
+            per_second_max_ns: m.maxima,
+            block_s,
+            raw_file: None,
+            raw_samples: None,
+            details: Default::default(),
+            sequence_ns: None,
+        });
+    }
+
+    let shown = TimeRange::new(Some(start_ns), Some(end_ns));
+    let mut notes = vec![format!(
+        "Read from the monitor history {source}: {} row{} from {} UTC (asked: {}), session{} {}.",
+        windows.len(),
+        if windows.len() == 1 { "" } else { "s" },
+        shown.describe(),
+        range.describe(),
+        if used.len() == 1 { "" } else { "s" },
+        used.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", ")
+    )];
+    let thinned = windows.iter().filter(|w| w.record.resolution != Resolution::Window).count();
+    if thinned > 0 {
+        notes.push(format!(
+            "{thinned} of the rows are hourly or daily merges (retention): each is one entry of the per-window maxima, \
+             covering an hour or a day rather than {block_s} s."
+        ));
+    }
+    let mut kernels: Vec<&str> = Vec::new();
+    for s in &used {
+        if !kernels.contains(&s.identity.kernel_release.as_str()) {
+            kernels.push(&s.identity.kernel_release);
+        }
+    }
+    if kernels.len() > 1 {
+        notes.push(format!(
+            "The range spans kernels {}: the host shown is the last session's (compare ranges before and after a \
+             kernel change with rtlab history --before/--after).",
+            kernels.join(", ")
+        ));
+    }
+    let real_time = used.iter().all(|s| s.settings.real_time);
+    if !real_time {
+        notes.push(
+            "At least one session's measuring threads did not run at a real-time policy with memory locked.".into(),
+        );
+    }
+    notes.extend(settings.notes.iter().cloned());
+    let policy = settings.policy;
+    let measured_s: f64 = windows.iter().map(seconds).sum();
+    Ok(RunResult {
+        schema: SCHEMA.to_string(),
+        tool: ToolInfo { name: "rtlab".into(), version: settings.rtlab_version.clone(), commit: None },
+        command_line: settings.command_line.clone(),
+        label: format!("{} history {}", session.identity.hostname, shown.describe()),
+        start_time: rfc3339_utc(start_ns),
+        end_time: rfc3339_utc(end_ns),
+        duration_s: measured_s,
+        interrupted: false,
+        simulated: false,
+        realtime: RealtimeStatus {
+            real_time_results: real_time,
+            policy,
+            priority: if policy == Policy::Other { 0 } else { settings.priority },
+            memory_locked: real_time,
+            dma_latency_held: false,
+            timer_slack_ns: None,
+            notes,
+        },
+        host: session.host.clone(),
+        experiment: Experiment {
+            probes: vec!["timer".into()],
+            interval_ns: settings.interval_ns.max(1),
+            policy,
+            priority: settings.priority,
+            cpus: settings.cpus.clone(),
+            duration_ns: Some((measured_s * 1e9) as u64),
+            samples_per_cpu: None,
+            warmup_samples: 0,
+            histogram_max_ns: settings.histogram_max_ns,
+            raw: false,
+            dma_latency: false,
+            loads: phases.clone(),
+            presets: Default::default(),
+            load_cpus: None,
+            settle_ns: 0,
+            probe_settings: Default::default(),
+        },
+        scenarios,
+        measurements,
+        warnings: Vec::new(),
+        resources: Resources { peak_rss_kib: None },
+        verdict: None,
+        imported: None,
+        taskset: None,
+        split: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates_and_times() {
+        assert_eq!(utc_day(0), "1970-01-01");
+        assert_eq!(rfc3339_utc(1_795_000_000_000_000_000), "2026-11-18T11:06:40Z");
+        assert_eq!(short_utc(1_795_000_000_000_000_000), "2026-11-18 11:06");
+        assert_eq!(utc_day(-1), "1969-12-31");
+        assert_eq!(utc_day(951_782_400_000_000_000), "2000-02-29");
+        assert_eq!(day_start_ns(DAY_NS + 5), DAY_NS);
+    }
+}
