@@ -195,7 +195,7 @@ fn a_range_is_a_run_that_the_report_reads() {
     assert_eq!(cpu0.per_second_max_ns[..3], [Some(19_990), Some(19_990), Some(50_000)]);
     assert_eq!(cpu0.per_second_max_ns.len(), 8);
     assert_eq!(run.host.kernel_release, "6.6-rt");
-    assert_eq!(run.label, "board-1 history 2026-11-20 00:00 to 2026-11-21 01:04");
+    assert_eq!(run.label, "board-1 history 2026-11-20 00:00–11-21 01:04");
     assert_eq!((run.start_time.as_str(), run.end_time.as_str()), ("2026-11-20T00:00:00Z", "2026-11-21T01:04:00Z"));
     assert!(run.realtime.notes[0].starts_with("Read from the monitor history"), "{:?}", run.realtime.notes);
     assert!(run.realtime.notes.iter().any(|n| n.contains("spans kernels 6.1-rt, 6.6-rt")));
@@ -205,7 +205,7 @@ fn a_range_is_a_run_that_the_report_reads() {
     // The report renders it like any run.
     let set = ReportSet { runs: vec![SourcedRun { source: "monitor.db".into(), run: run.clone() }], verdict: None };
     let html = crate::html::HtmlReport.render(&set).unwrap();
-    assert!(html.contains("board-1 history 2026-11-20 00:00 to 2026-11-21 01:04"));
+    assert!(html.contains("board-1 history 2026-11-20 00:00–11-21 01:04"));
     crate::Exporter::export(&crate::terminal::TerminalSummary, &run).unwrap();
     crate::markdown::MarkdownReport.render(&set).unwrap();
     let e = db.run_of_range(TimeRange::new(Some(T0 + 10 * DAY_NS), None)).unwrap_err().to_string();

@@ -79,6 +79,20 @@ pub fn short_utc(ns: i64) -> String {
     format!("{} {:02}:{:02}", utc_day(ns), seconds / 3600, seconds / 60 % 60)
 }
 
+/// "2026-11-20 00:00–11-21 01:04", "2026-11-20 10:00–10:05": short enough for a column
+/// header of `rtlab compare`.
+pub fn span_label(start_ns: i64, end_ns: i64) -> String {
+    let (from, to) = (short_utc(start_ns), short_utc(end_ns));
+    let to = if from[..10] == to[..10] {
+        &to[11..]
+    } else if from[..4] == to[..4] {
+        &to[5..]
+    } else {
+        &to[..]
+    };
+    format!("{from}–{to}")
+}
+
 /// Accumulates one measurement over the rows of a range.
 struct Merged {
     scenario: String,
@@ -257,7 +271,7 @@ pub fn run_of_rows(
         schema: SCHEMA.to_string(),
         tool: ToolInfo { name: "rtlab".into(), version: settings.rtlab_version.clone(), commit: None },
         command_line: settings.command_line.clone(),
-        label: format!("{} history {}", session.identity.hostname, shown.describe()),
+        label: format!("{} history {}", session.identity.hostname, span_label(start_ns, end_ns)),
         start_time: rfc3339_utc(start_ns),
         end_time: rfc3339_utc(end_ns),
         duration_s: measured_s,
