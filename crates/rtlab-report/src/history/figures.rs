@@ -27,6 +27,8 @@ const LEGEND_ROW: u32 = 24;
 const FLOOR: f64 = 0.5;
 const GAP_FILL: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
 const CHANGE: RGBColor = RGBColor(0xB0, 0x00, 0x20);
+/// From this many rows on, the maxima are dots rather than a line.
+const DENSE_ROWS: usize = 300;
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
@@ -234,7 +236,10 @@ pub fn maxima(report: &HistoryReport) -> Result<Figure, DrawError> {
         .iter()
         .enumerate()
         .map(|(i, k)| LegendItem {
-            text: format!("maximum per row, kernel {k}"),
+            text: format!(
+                "maximum per {}, kernel {k}",
+                if report.rows.len() > DENSE_ROWS { "row (dots)" } else { "row" }
+            ),
             colour: palette::configuration(i),
             mark: Mark::Line,
         })
@@ -280,9 +285,23 @@ pub fn maxima(report: &HistoryReport) -> Result<Figure, DrawError> {
         if !piece.is_empty() {
             pieces.push((piece_kernel, piece));
         }
+        // Few rows: lines through them. Many (more than the plot has room to join): a dot
+        // per row, one per pixel at most, so that a band and its spikes stay readable.
+        let dense = report.rows.len() > DENSE_ROWS;
+        let (x0, x1) = x.plot_limits();
+        let mut seen = std::collections::HashSet::new();
         for (k, points) in pieces {
             let style = ShapeStyle { color: palette::configuration(k).to_rgba(), filled: false, stroke_width: 1 };
-            if points.len() == 1 {
+            if dense {
+                let dots: Vec<(f64, f64)> = points
+                    .into_iter()
+                    .filter(|&(px, py)| {
+                        let cell = (((px - x0) / (x1 - x0) * 900.0) as i64, ((py - ylo) / (yhi - ylo) * 400.0) as i64);
+                        seen.insert(cell)
+                    })
+                    .collect();
+                chart.draw_series(dots.into_iter().map(|q| Circle::new(q, 2, style.filled())))?;
+            } else if points.len() == 1 {
                 chart.draw_series(points.iter().map(|&q| Circle::new(q, 3, style.filled())))?;
             } else {
                 chart.draw_series(LineSeries::new(points, style))?;

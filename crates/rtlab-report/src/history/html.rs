@@ -17,8 +17,8 @@ const HISTORY_CSS: &str = r#"
 .verdict.neutral { border-color: var(--line); background: #f5f5f5; }
 .verdict.neutral .word { color: var(--ink); }
 .facts { display: flex; gap: 12px; margin: 12px 0 4px; flex-wrap: wrap; }
-.fact { border: 1px solid var(--line); border-radius: 6px; padding: 8px 16px; min-width: 9em; }
-.fact .n { display: block; font-size: 1.6rem; font-weight: 700; line-height: 1.1; }
+.fact { border: 1px solid var(--line); border-radius: 6px; padding: 6px 14px; min-width: 8em; }
+.fact .n { display: block; font-size: 1.45rem; font-weight: 700; line-height: 1.1; }
 .fact.bad { border-color: var(--bad); background: #fdecef; }
 code { font-size: 0.92em; }
 #table-sessions td:not(:last-child), #table-events td:first-child, #table-histograms td { white-space: nowrap; }

@@ -238,7 +238,9 @@ pub fn regression_table(report: &HistoryReport) -> Option<HistoryTable> {
 
 /// "+12.3", "−4.0".
 fn signed(ns: i64) -> String {
-    if ns < 0 {
+    if format_us(ns.abs()) == "0.0" {
+        "0.0".into()
+    } else if ns < 0 {
         format!("−{}", format_us(-ns))
     } else {
         format!("+{}", format_us(ns))

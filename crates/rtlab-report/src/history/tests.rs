@@ -262,3 +262,25 @@ fn history_html() {
         .join("\n");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn many_rows_are_dots_one_per_pixel_at_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = report_of(&fixture(dir.path()), default_query());
+    let template = r.rows[0].clone();
+    r.rows = (0..5000)
+        .map(|i| {
+            let mut row = template.clone();
+            row.start_ns = T0 + i * MINUTE;
+            row.end_ns = row.start_ns + MINUTE;
+            row.max_ns = Some(10_000 + (i % 7) * 1_000);
+            row
+        })
+        .collect();
+    r.last_ns = T0 + 5000 * MINUTE;
+    let svg = figures::maxima(&r).unwrap().svg;
+    let dots = svg.matches("<circle").count();
+    // 7 values over 900 pixel columns: at most 7 × 900 dots, and far fewer than 5000 rows.
+    assert!(dots > 7 * 500 / 10 && dots <= 7 * 901, "{dots}");
+    assert!(svg.contains("maximum per row (dots)"));
+}

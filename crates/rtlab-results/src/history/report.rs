@@ -604,7 +604,9 @@ fn side(acc: &Accumulator, kernels: Vec<String>) -> RangeSide {
 
 /// "+12.3", "-4.0", "+0.0".
 fn signed_us(ns: i64) -> String {
-    if ns < 0 {
+    if format_us(ns.abs()) == "0.0" {
+        "0.0".into()
+    } else if ns < 0 {
         format!("−{}", format_us(-ns))
     } else {
         format!("+{}", format_us(ns))
