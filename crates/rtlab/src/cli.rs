@@ -43,7 +43,7 @@ pub enum Command {
     Suite(SuiteArgs),
     /// Measure without end: a window every --window into a SQLite history, and OpenMetrics
     /// for Prometheus with --listen
-    Monitor(crate::monitor_cmd::MonitorArgs),
+    Monitor(MonitorArgs),
     /// The history of a monitor database: maxima over time with kernel changes, the last
     /// day's histogram, percentiles per day, regressions
     History(crate::history_cmd::HistoryArgs),
@@ -429,4 +429,59 @@ pub struct ExportArgs {
     /// Output file (default: stdout)
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+}
+
+/// `rtlab monitor` (checked in monitor_cmd::plan).
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// The history database (SQLite; created when missing, appended to when it exists)
+    #[arg(long, default_value = "results/monitor.db")]
+    pub db: PathBuf,
+    /// Length of a window: 1m, 10s, 1h (at least 1s)
+    #[arg(long, short = 'w', default_value = "1m")]
+    pub window: String,
+    /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i)
+    #[arg(long, short = 'i', default_value = "1ms")]
+    pub interval: String,
+    /// Priority of the measuring threads (default 95; 0 with --policy other)
+    #[arg(long, short = 'p', allow_negative_numbers = true)]
+    pub priority: Option<i64>,
+    /// Scheduling policy of the measuring threads [default: fifo]
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// CPUs to measure on, as a list "0,2-3" (default: every online CPU)
+    #[arg(long, short = 'c')]
+    pub cpus: Option<String>,
+    /// Load phases repeated in turn, as NAME:LENGTH,...: "idle:30m,cpu+io:30m" alternates
+    /// OSADL's idle and loaded phases. Names are `rtlab run --load` scenarios; lengths are
+    /// whole windows [default: idle throughout]
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// CPUs the loads may run on, as a list "0,2-3" (default: every online CPU)
+    #[arg(long)]
+    pub load_cpus: Option<String>,
+    /// How long the history keeps windows: windows older than 2 days become hourly rows,
+    /// older than 14 days daily rows, and older than this go
+    #[arg(long, default_value = "90d")]
+    pub keep: String,
+    /// Serve OpenMetrics on http://ADDR:PORT/metrics (and /healthz) for Prometheus, e.g.
+    /// 127.0.0.1:9464. An address other than loopback needs --metrics-token-file
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
+    /// File holding the bearer token Prometheus must send (`authorization:
+    /// credentials_file:` in its scrape configuration)
+    #[arg(long, value_name = "FILE")]
+    pub metrics_token_file: Option<PathBuf>,
+    /// Stop after this long (default: at SIGINT or SIGTERM)
+    #[arg(long, short = 'D')]
+    pub duration: Option<String>,
+    /// Largest latency the histograms hold exactly [default: 10s]
+    #[arg(long, default_value = "10s")]
+    pub histogram_max: String,
+    /// Leave /dev/cpu_dma_latency alone (default: hold it at 0 while measuring)
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Print one line when starting and stopping, none per window
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }

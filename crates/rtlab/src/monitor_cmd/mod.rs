@@ -10,7 +10,7 @@
 mod plan;
 mod server;
 
-pub use plan::MonitorArgs;
+use crate::cli::MonitorArgs;
 use plan::MonitorPlan;
 
 use crate::errors::{environment, usage};
