@@ -6,28 +6,14 @@
 //! Without prometheus/promtool the tests say why and return, or fail under CI=true
 //! (`./run-tests` as root installs Debian's prometheus package).
 
+mod common;
+
 use assert_cmd::Command;
+use common::prometheus::{available, free_port, Prometheus, PROMETHEUS, PROMTOOL};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-const PROMTOOL: &str = "/usr/bin/promtool";
-
-/// False (after saying why) when `tool` is missing; a failure under CI=true.
-fn have(tool: &str) -> bool {
-    if Path::new(tool).exists() {
-        return true;
-    }
-    let why = format!("{tool} is missing (Debian package prometheus; ./run-tests as root installs it)");
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{why}: required under CI=true");
-    }
-    eprintln!("skipped: {why}");
-    false
-}
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 fn now_s() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
@@ -133,92 +119,20 @@ fn serve(board: FakeBoard) -> u16 {
     port
 }
 
-/// A port nothing listens on now (bound, then released).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Prometheus, killed on every path out of the test.
-struct PrometheusGuard {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Drop for PrometheusGuard {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            if let Ok(log) = std::fs::read_to_string(&self.log) {
-                let tail: Vec<&str> = log.lines().rev().take(30).collect();
-                eprintln!("prometheus log (last lines):\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
-            }
-        }
-    }
-}
-
-/// `s` percent-encoded for a query string.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// A PromQL instant query over plain HTTP/1.0 (the test's own client, not rtlab's).
-fn query(port: u16, promql: &str) -> Option<serde_json::Value> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(stream, "GET /api/v1/query?query={} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", encode(promql)).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let (_, body) = response.split_once("\r\n\r\n")?;
-    serde_json::from_str(body).ok()
-}
-
 /// Prometheus scraping the given boards every second, once each has been scraped twice.
-fn start_prometheus(dir: &Path, targets: &[u16]) -> (PrometheusGuard, u16) {
+fn start_prometheus(dir: &Path, targets: &[u16]) -> (Prometheus, u16) {
     let targets: Vec<String> = targets.iter().map(|p| format!("'127.0.0.1:{p}'")).collect();
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
+    let prometheus = Prometheus::start(
+        dir,
+        &format!(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  \
              - job_name: lab\n    static_configs:\n      - targets: [{}]\n",
             targets.join(", ")
         ),
-    )
-    .unwrap();
-    let port = free_port();
-    let log = dir.join("prometheus.log");
-    let child = std::process::Command::new(PROMETHEUS)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(dir.join("prometheus.err")).unwrap())
-        .spawn()
-        .expect("start prometheus");
-    let guard = PrometheusGuard { child, log: dir.join("prometheus.err") };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let scraped = query(port, "count_over_time(up[1m])")
-            .and_then(|v| {
-                v["data"]["result"].as_array().map(|r| {
-                    r.iter().filter(|s| s["value"][1].as_str().and_then(|v| v.parse::<f64>().ok()) >= Some(2.0)).count()
-                })
-            })
-            .unwrap_or(0);
-        if scraped >= targets.len() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "Prometheus did not scrape every board twice within 60 s");
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    (guard, port)
+    );
+    prometheus.wait_for("count_over_time(up[1m])", targets.len(), 2.0, Duration::from_secs(60));
+    let port = prometheus.port;
+    (prometheus, port)
 }
 
 fn rtlab() -> Command {
@@ -229,7 +143,7 @@ fn rtlab() -> Command {
 
 #[test]
 fn fleet_reads_a_real_prometheus() {
-    if !have(PROMETHEUS) {
+    if !available(PROMETHEUS) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -256,16 +170,14 @@ fn fleet_reads_a_real_prometheus() {
         window_age_s: 2.0,
         reboot_into: Some((2, "6.6.0-rt15")),
     });
-    let (_prometheus, port) = start_prometheus(dir.path(), &[a, b, c]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while query(port, "rtlab_host_info{hostname=\"board-c\",kernel_release=\"6.6.0-rt15\"}")
-        .and_then(|v| v["data"]["result"].as_array().map(|r| r.len()))
-        .unwrap_or(0)
-        == 0
-    {
-        assert!(Instant::now() < deadline, "Prometheus did not scrape board c's second kernel within 60 s");
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    let (prometheus, port) = start_prometheus(dir.path(), &[a, b, c]);
+    // Board c's second kernel has been scraped.
+    prometheus.wait_for(
+        "rtlab_host_info{hostname=\"board-c\",kernel_release=\"6.6.0-rt15\"}",
+        1,
+        1.0,
+        Duration::from_secs(60),
+    );
     let url = format!("http://127.0.0.1:{port}");
     let (inst_a, inst_b, inst_c) = (format!("127.0.0.1:{a}"), format!("127.0.0.1:{b}"), format!("127.0.0.1:{c}"));
 
@@ -420,7 +332,7 @@ fn promtool(args: &[&str], path: &Path) -> String {
 
 #[test]
 fn promtool_accepts_the_contrib_configuration_and_rules() {
-    if !have(PROMTOOL) {
+    if !available(PROMTOOL) {
         return;
     }
     let text = promtool(&["check", "rules"], &contrib().join("rtlab.rules.yml"));
