@@ -175,7 +175,7 @@ impl TimeAxis {
             _ => (DAY_NS, "d"),
         };
         // Ticks on whole units of the day (midnight for days).
-        let origin_unit = if unit == "d" { DAY_NS } else { unit_ns.max(60_000_000_000).min(3_600_000_000_000) };
+        let origin_unit = if unit == "d" { DAY_NS } else { unit_ns.clamp(60_000_000_000, 3_600_000_000_000) };
         Self { origin_ns: first_ns.div_euclid(origin_unit) * origin_unit, unit_ns, unit }
     }
 
@@ -406,9 +406,12 @@ pub fn histogram(report: &HistoryReport) -> Result<Figure, DrawError> {
     })
 }
 
+/// One statistic of a day.
+type DayStatistic = fn(&rtlab_results::history::report::DayRow) -> Option<i64>;
+
 /// The percentiles per day.
 pub fn days(report: &HistoryReport) -> Result<Figure, DrawError> {
-    let series: [(&str, fn(&rtlab_results::history::report::DayRow) -> Option<i64>); 4] =
+    let series: [(&str, DayStatistic); 4] =
         [("p50", |d| d.p50_ns), ("p99", |d| d.p99_ns), ("p99.9", |d| d.p99_9_ns), ("max", |d| d.max_ns)];
     let all: Vec<f64> =
         report.days.iter().flat_map(|d| series.iter().filter_map(move |(_, f)| f(d))).map(|v| v as f64 / 1e3).collect();

@@ -284,3 +284,26 @@ fn many_rows_are_dots_one_per_pixel_at_most() {
     assert!(dots > 7 * 500 / 10 && dots <= 7 * 901, "{dots}");
     assert!(svg.contains("maximum per row (dots)"));
 }
+
+#[test]
+fn thinned_rows_keep_the_views_exact() {
+    use rtlab_results::history::Retention;
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture(dir.path());
+    // Three days after T0, the first session's windows (older than two days) become one
+    // hourly row; the second session's stay windows.
+    let outcome = HistoryDb::open(&path).unwrap().thin(T0 + 3 * DAY_NS, &Retention::keeping(90 * DAY_NS)).unwrap();
+    assert_eq!(outcome.merged_into_hours, 4);
+    let r = report_of(&path, default_query());
+    assert_eq!(r.rows.len(), 5);
+    assert_eq!((r.rows[0].resolution, r.rows[0].merged, r.rows[0].max_ns), (Resolution::Hour, 4, Some(50_000)));
+    assert_eq!((r.days[0].max_ns, r.days[0].count), (Some(50_000), 4004));
+    assert_eq!(r.range.count, 8008);
+    assert!(r.notes.iter().any(|n| n.starts_with("1 of the 5 rows are hourly or daily merges")), "{:?}", r.notes);
+    assert_eq!(r.regression.as_ref().unwrap().before.max_ns, Some(50_000));
+    let run = HistoryDb::open_existing(&path).unwrap().run_of_range(TimeRange::default()).unwrap();
+    run.check().unwrap();
+    assert_eq!(run.measurements[0].per_second_max_ns[0], Some(50_000));
+    assert_eq!(run.measurements[0].per_second_max_ns.len(), 5);
+    assert!(run.realtime.notes.iter().any(|n| n.starts_with("1 of the rows are hourly or daily merges")));
+}
