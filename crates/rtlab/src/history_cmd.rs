@@ -29,6 +29,10 @@ pub struct HistoryArgs {
     /// The metric of the views
     #[arg(long, default_value = "timer.latency")]
     pub metric: String,
+    /// Only the windows of this load-schedule phase (rtlab monitor --schedule), e.g. idle
+    /// [default: every phase together]
+    #[arg(long, value_name = "NAME")]
+    pub phase: Option<String>,
     /// Output format
     #[arg(long, short = 'f', value_enum, default_value = "terminal")]
     pub format: HistoryFormatArg,
@@ -134,7 +138,8 @@ pub fn cmd_history(args: &HistoryArgs) -> anyhow::Result<u8> {
         _ => None,
     };
     let db = HistoryDb::open_existing(&args.db)?;
-    let report = db.history_report(&HistoryQuery { range, metric: args.metric.clone(), compare })?;
+    let report =
+        db.history_report(&HistoryQuery { range, metric: args.metric.clone(), compare, phase: args.phase.clone() })?;
     let format = match args.format {
         HistoryFormatArg::Terminal => HistoryFormat::Terminal,
         HistoryFormatArg::Markdown => HistoryFormat::Markdown,

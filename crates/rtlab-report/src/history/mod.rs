@@ -55,7 +55,8 @@ pub fn title(report: &HistoryReport) -> String {
             hosts.push(&s.hostname);
         }
     }
-    format!("rtlab history: {}, {}", hosts.join(", "), report.metric)
+    let phase = report.phase.as_deref().map(|p| format!(", phase {p}")).unwrap_or_default();
+    format!("rtlab history: {}, {}{phase}", hosts.join(", "), report.metric)
 }
 
 /// "2026-11-20 10:00 to 2026-11-22 10:00 UTC · 3 sessions · 2,880 rows".

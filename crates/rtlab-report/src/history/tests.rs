@@ -97,7 +97,7 @@ fn report_of(path: &std::path::Path, query: HistoryQuery) -> HistoryReport {
 }
 
 fn default_query() -> HistoryQuery {
-    HistoryQuery { range: TimeRange::default(), metric: "timer.latency".into(), compare: None }
+    HistoryQuery { range: TimeRange::default(), metric: "timer.latency".into(), compare: None, phase: None }
 }
 
 #[test]
@@ -306,4 +306,37 @@ fn thinned_rows_keep_the_views_exact() {
     assert_eq!(run.measurements[0].per_second_max_ns[0], Some(50_000));
     assert_eq!(run.measurements[0].per_second_max_ns.len(), 5);
     assert!(run.realtime.notes.iter().any(|n| n.starts_with("1 of the rows are hourly or daily merges")));
+}
+
+#[test]
+fn phases_of_a_load_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("schedule.db");
+    let mut db = HistoryDb::open(&path).unwrap();
+    let session = db.begin_session(&host("6.1-rt"), &settings(), T0).unwrap();
+    for i in 0..4 {
+        let mut w = window(T0 + i * MINUTE, if i % 2 == 0 { 10_000 } else { 30_000 }, None);
+        w.phase = if i % 2 == 0 { "idle".into() } else { "cpu+io".into() };
+        db.append_window(session.id, &w).unwrap();
+    }
+    drop(db);
+    let r = report_of(&path, default_query());
+    assert!(r.notes[0].starts_with("The range holds the load-schedule phases idle, cpu+io"), "{:?}", r.notes);
+    let loaded = report_of(&path, HistoryQuery { phase: Some("cpu+io".into()), ..default_query() });
+    assert_eq!((loaded.rows.len(), loaded.range.max_ns), (2, Some(39_990)));
+    assert!(title(&loaded).ends_with(", phase cpu+io"));
+    let db = HistoryDb::open_existing(&path).unwrap();
+    let e = db.history_report(&HistoryQuery { phase: Some("hackbench".into()), ..default_query() }).unwrap_err();
+    assert!(e
+        .to_string()
+        .contains("no rows of phase \"hackbench\" from the beginning to the end (it holds idle, cpu+io)"));
+    // As a run: one scenario per phase, the loaded one naming its loads.
+    let run = db.run_of_range(TimeRange::default()).unwrap();
+    run.check().unwrap();
+    let names: Vec<&str> = run.scenarios.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["idle", "cpu+io"]);
+    assert!(!run.scenarios[0].is_loaded());
+    let loads: Vec<&str> = run.scenarios[1].loads.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(loads, ["cpu", "io"]);
+    assert_eq!(run.measurements_of("cpu+io", "timer.latency").map(|m| m.count).sum::<u64>(), 2002);
 }

@@ -10,6 +10,7 @@
 
 use super::{HistoryDb, Resolution, Session, StoredWindow};
 use crate::host::Policy;
+use crate::load::LoadReport;
 use crate::run::{Experiment, Measurement, RealtimeStatus, Resources, RunResult, Scenario, ToolInfo, SCHEMA};
 use crate::ResultsError;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
@@ -91,6 +92,28 @@ pub fn span_label(start_ns: i64, end_ns: i64) -> String {
         &to[..]
     };
     format!("{from}–{to}")
+}
+
+/// The loads of a load-schedule phase, as far as the history knows them: their names (the
+/// phase is a `rtlab run --load` scenario, loads joined with "+"), not what they achieved.
+/// "idle" has none.
+fn phase_loads(phase: &str, duration_s: f64) -> Vec<LoadReport> {
+    if phase == "idle" {
+        return Vec::new();
+    }
+    phase
+        .split('+')
+        .map(|name| LoadReport {
+            name: name.to_string(),
+            parameters: serde_json::json!({
+                "source": "rtlab monitor --schedule: the history keeps the phase's name, not the load's parameters or what it achieved"
+            }),
+            achieved: Vec::new(),
+            cpu_seconds: None,
+            died_early: None,
+            duration_s,
+        })
+        .collect()
 }
 
 /// Accumulates one measurement over the rows of a range.
@@ -193,7 +216,7 @@ pub fn run_of_rows(
         .iter()
         .map(|phase| Scenario {
             name: phase.clone(),
-            loads: Vec::new(),
+            loads: phase_loads(phase, windows.iter().filter(|w| w.record.phase == *phase).map(seconds).sum()),
             load_failure: None,
             raw_stopped: None,
             settle_s: 0.0,

@@ -36,6 +36,8 @@ pub struct HistoryQuery {
     pub metric: String,
     /// The two ranges to compare; None: before and after the last kernel change.
     pub compare: Option<(TimeRange, TimeRange)>,
+    /// Only the rows of this load-schedule phase; None: every phase together.
+    pub phase: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +46,9 @@ pub struct HistoryReport {
     /// The database, as given.
     pub database: String,
     pub metric: String,
+    /// The load-schedule phase the views are limited to (`--phase`); null: every phase.
+    #[serde(default)]
+    pub phase: Option<String>,
     /// The range asked for (unix ns; null: open).
     pub since_ns: Option<i64>,
     pub until_ns: Option<i64>,
@@ -316,20 +321,57 @@ impl HistoryDb {
     /// The views of `query` (see the module documentation). An empty range, or a metric the
     /// range does not hold, is an error.
     pub fn history_report(&self, query: &HistoryQuery) -> Result<HistoryReport, ResultsError> {
-        let windows = self.windows(query.range.since_ns, query.range.until_ns)?;
+        let mut windows = self.windows(query.range.since_ns, query.range.until_ns)?;
         let sessions = self.sessions()?;
+        let of_phase = |rows: Vec<StoredWindow>| match &query.phase {
+            Some(phase) => rows.into_iter().filter(|w| w.record.phase == *phase).collect(),
+            None => rows,
+        };
+        if let Some(phase) = &query.phase {
+            if !windows.is_empty() && !windows.iter().any(|w| w.record.phase == *phase) {
+                return Err(self.error(format!(
+                    "no rows of phase {phase:?} from {} (it holds {})",
+                    query.range.describe(),
+                    phases(&windows).join(", ")
+                )));
+            }
+        }
+        let all_phases = phases(&windows);
+        windows = of_phase(windows);
         let compare = match &query.compare {
             Some((before, after)) => Some((
-                self.windows(before.since_ns, before.until_ns)?,
-                self.windows(after.since_ns, after.until_ns)?,
+                of_phase(self.windows(before.since_ns, before.until_ns)?),
+                of_phase(self.windows(after.since_ns, after.until_ns)?),
                 *before,
                 *after,
             )),
             None => None,
         };
-        build(&self.path().display().to_string(), &sessions, &windows, query, compare)
-            .map_err(|reason| self.error(reason))
+        let mut report = build(&self.path().display().to_string(), &sessions, &windows, query, compare)
+            .map_err(|reason| self.error(reason))?;
+        if query.phase.is_none() && all_phases.len() > 1 {
+            report.notes.insert(
+                0,
+                format!(
+                    "The range holds the load-schedule phases {}: the views take them together; --phase NAME \
+                     selects one.",
+                    all_phases.join(", ")
+                ),
+            );
+        }
+        Ok(report)
     }
+}
+
+/// The phases of `rows`, in the order first seen.
+fn phases(rows: &[StoredWindow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in rows {
+        if !out.contains(&w.record.phase) {
+            out.push(w.record.phase.clone());
+        }
+    }
+    out
 }
 
 type Explicit = (Vec<StoredWindow>, Vec<StoredWindow>, TimeRange, TimeRange);
@@ -534,6 +576,7 @@ fn build(
         schema: HISTORY_SCHEMA.into(),
         database: database.into(),
         metric: metric.into(),
+        phase: query.phase.clone(),
         since_ns: query.range.since_ns,
         until_ns: query.range.until_ns,
         first_ns,
