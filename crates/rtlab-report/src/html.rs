@@ -439,7 +439,7 @@ fn figure_section(page: &mut String, metric: &MetricFigures) {
     page.push_str("</section>\n");
 }
 
-fn figure_element(page: &mut String, f: &Figure) {
+pub(crate) fn figure_element(page: &mut String, f: &Figure) {
     let _ = writeln!(
         page,
         "<figure class=\"rtlab-figure\" id=\"{}\">\n<figcaption><strong>{}</strong>{}</figcaption>\n{}</figure>",

@@ -24,7 +24,7 @@ pub const FONT: &str = "sans-serif";
 pub const TICK_SIZE: f64 = 18.0;
 pub const TEXT_SIZE: f64 = 19.0;
 /// Height of one legend row.
-const LEGEND_ROW: u32 = 24;
+pub const LEGEND_ROW: u32 = 24;
 
 /// A drawing failed (plotters reports backend errors; the SVG backend writes to a string,
 /// so in practice this does not happen).

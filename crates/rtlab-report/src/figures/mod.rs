@@ -23,7 +23,7 @@
 //! only draws.
 
 pub mod axis;
-mod canvas;
+pub(crate) mod canvas;
 mod cumulative;
 mod histogram;
 pub mod palette;

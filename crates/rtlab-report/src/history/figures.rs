@@ -9,56 +9,21 @@
 //! - the percentiles per day (p50, p99, p99.9, max) over the days.
 
 use crate::figures::axis::Axis;
+use crate::figures::canvas::{svg, Area, DrawError, Drawn, FONT, LEGEND_ROW, TEXT_SIZE, TICK_SIZE, WIDTH};
 use crate::figures::palette::{self, GRID, GRID_LIGHT, INK};
 use crate::figures::{slug, Figure};
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use rtlab_results::history::range::{utc_day, DAY_NS};
 use rtlab_results::history::report::{EventKind, HistoryReport, BIN_NS};
 
-const WIDTH: u32 = 960;
 const CHART_HEIGHT: u32 = 420;
-const FONT: &str = "sans-serif";
-const TICK_SIZE: f64 = 18.0;
-const TEXT_SIZE: f64 = 19.0;
-const LEGEND_ROW: u32 = 24;
 /// Counts are drawn from here on a log axis (which has no 0).
 const FLOOR: f64 = 0.5;
 const GAP_FILL: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
 const CHANGE: RGBColor = RGBColor(0xB0, 0x00, 0x20);
 /// From this many rows on, the maxima are dots rather than a line.
 const DENSE_ROWS: usize = 300;
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-
-/// A drawing failed (the SVG backend writes into a string: in practice it does not).
-#[derive(Debug)]
-pub struct DrawError(pub String);
-
-impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawError {
-    fn from(e: DrawingAreaErrorKind<E>) -> Self {
-        DrawError(e.to_string())
-    }
-}
-
-type Drawn<T = ()> = Result<T, DrawError>;
-
-fn svg(height: u32, label: &str, draw: impl FnOnce(&Area) -> Drawn) -> Drawn<String> {
-    let mut buffer = String::new();
-    {
-        let root = SVGBackend::with_string(&mut buffer, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE)?;
-        draw(&root)?;
-        root.present()?;
-    }
-    let body = buffer.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
-    Ok(format!(
-        "<svg class=\"rtlab-svg\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\" \
-         aria-label=\"{label}\"><title>{label}</title>\n{body}",
-        label = crate::text::escape(label)
-    ))
-}
 
 fn text_style(size: f64, colour: RGBColor, h: HPos) -> TextStyle<'static> {
     TextStyle { color: colour.to_backend_color(), pos: Pos::new(h, VPos::Center), ..(FONT, size).into_font().into() }

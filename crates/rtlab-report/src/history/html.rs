@@ -5,6 +5,7 @@
 
 use super::{figures, tables, title, HistoryTable};
 use crate::figures::Figure;
+use crate::html::figure_element;
 use crate::text::escape;
 use crate::ReportError;
 use rtlab_analysis::units::{format_us, thousands};
@@ -175,17 +176,6 @@ fn contents(page: &mut String, figures: &[Figure], tables: &[HistoryTable]) {
         let _ = writeln!(page, "<li><a href=\"#table-{}\">{}</a></li>", t.id, escape(&t.title));
     }
     page.push_str("</ul>\n</nav>\n");
-}
-
-fn figure_element(page: &mut String, f: &Figure) {
-    let _ = writeln!(
-        page,
-        "<figure class=\"rtlab-figure\" id=\"{}\">\n<figcaption><strong>{}</strong>{}</figcaption>\n{}</figure>",
-        escape(&f.id),
-        escape(&f.title),
-        escape(&f.description),
-        f.svg
-    );
 }
 
 fn table_section(page: &mut String, table: &HistoryTable) {
