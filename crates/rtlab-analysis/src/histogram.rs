@@ -150,10 +150,18 @@ impl LatencyHistogram {
 
     /// Adds `other` into `self` (used to combine CPUs). May allocate: never call it in the
     /// sampling loop.
+    /// A histogram of a larger range (a monitor history whose sessions ran with different
+    /// `--histogram-max`) widens this one to hold its values.
     pub fn merge(&mut self, other: &LatencyHistogram) -> Result<(), AnalysisError> {
-        self.counts
-            .add(&other.counts)
-            .map_err(|e| AnalysisError::Histogram(format!("cannot merge histograms: {e:?}")))?;
+        let widen = other.counts.max() > self.counts.high();
+        if widen {
+            self.counts.auto(true);
+        }
+        let added = self.counts.add(&other.counts);
+        if widen {
+            self.counts.auto(false);
+        }
+        added.map_err(|e| AnalysisError::Histogram(format!("cannot merge histograms: {e:?}")))?;
         self.below_zero += other.below_zero;
         self.above_max += other.above_max;
         Ok(())
@@ -211,6 +219,20 @@ mod tests {
         assert_eq!(h.count(), 3);
         assert_eq!(h.below_zero(), 1);
         assert_eq!(h.above_max(), 1);
+    }
+
+    #[test]
+    fn merging_a_wider_histogram_widens_this_one() {
+        let mut narrow = LatencyHistogram::new(1_000_000).unwrap();
+        narrow.record(500);
+        let mut wide = LatencyHistogram::new(10_000_000_000).unwrap();
+        wide.record(5_000_000_000);
+        narrow.merge(&wide).unwrap();
+        assert_eq!(narrow.count(), 2);
+        assert!(narrow.hdr().max() >= 4_990_000_000);
+        // Still bounded: recording does not grow it further.
+        narrow.record(i64::MAX);
+        assert_eq!(narrow.above_max(), 1);
     }
 
     #[test]

@@ -151,11 +151,11 @@ impl WindowAggregator {
                 index = self.next_to_close;
             }
             let mut stream = self.streams[slot];
-            let interval = self.interval_ns;
-            // Expiries between the previous sample and this one that produced no sample.
-            let missing = stream
-                .last_expected
-                .map_or(0, |previous| (sample.expected_ns.saturating_sub(previous) / interval).saturating_sub(1));
+            // Expiries between the previous sample and this one that produced no sample,
+            // counted in the windows they fell in.
+            if let Some(previous) = stream.last_expected {
+                self.count_missing(slot, previous, sample.expected_ns, stream.last_overran);
+            }
             let jitter = stream.last_latency.map(|previous| (sample.value_ns - previous).abs());
             let window = self.window(index);
             let [latency, jitter_series] = &mut window.series[2 * slot..2 * slot + 2] else {
@@ -165,16 +165,39 @@ impl WindowAggregator {
             if let Some(j) = jitter {
                 jitter_series.record(j);
             }
-            if stream.last_overran {
-                latency.overruns += missing;
-            } else {
-                latency.lost += missing;
-            }
             stream.last_expected = Some(sample.expected_ns);
             stream.last_overran = sample.overran();
             stream.last_latency = Some(sample.value_ns);
             stream.seen_through = stream.seen_through.max(sample.expected_ns);
             self.streams[slot] = stream;
+        }
+    }
+
+    /// The expiries strictly between `previous` and `next` (a CPU's consecutive samples) as
+    /// overruns (after an overrun sample) or lost samples, each in the window it fell in (a
+    /// window already closed passes its share to the oldest open one).
+    fn count_missing(&mut self, slot: usize, previous: u64, next: u64, overran: bool) {
+        let interval = self.interval_ns;
+        let Some(first) = previous.checked_add(interval).filter(|&f| f < next) else { return };
+        let last = previous + (next - previous - 1) / interval * interval;
+        let mut index = self.index_at(first);
+        loop {
+            let start = self.start_of(index).max(first);
+            let end = self.start_of(index + 1).min(last + 1);
+            if start < end {
+                let count = (end - 1 - previous) / interval - (start - 1 - previous) / interval;
+                let target = index.max(self.next_to_close);
+                let latency = &mut self.window(target).series[2 * slot];
+                if overran {
+                    latency.overruns += count;
+                } else {
+                    latency.lost += count;
+                }
+            }
+            if self.start_of(index + 1) > last {
+                break;
+            }
+            index += 1;
         }
     }
 
@@ -198,7 +221,8 @@ impl WindowAggregator {
 
     /// Closes every open window at a stop; the last one ends at `now_mono_ns`.
     pub fn close_all(&mut self, now_mono_ns: u64, phase_of: &dyn Fn(u64) -> String) -> Vec<ClosedWindow> {
-        let last = self.open.keys().next_back().copied().unwrap_or(0).max(self.index_at(now_mono_ns));
+        // A window that would start at the stop has no time in it.
+        let last = self.open.keys().next_back().copied().unwrap_or(0).max(self.index_at(now_mono_ns.saturating_sub(1)));
         let mut closed = Vec::new();
         while self.next_to_close <= last {
             let index = self.next_to_close;
@@ -301,13 +325,13 @@ mod tests {
         let jitter0 = &w.metrics[1];
         assert_eq!((jitter0.metric.as_str(), jitter0.moments.count), (JITTER, 6));
         assert_eq!(jitter0.moments.max, 30, "|1080 - 1050| across the overrun");
-        // CPU 1's jump from 101 to 111 is nine lost samples, counted where 111 lands.
-        assert_eq!(w.metrics[2].moments.count, 1);
+        // CPU 1's jump from 101 to 111 is nine lost samples, in the window they fell in.
+        assert_eq!((w.metrics[2].moments.count, w.metrics[2].lost), (1, 8));
         let rest = agg.close_all(125 * MS, &idle);
         assert_eq!(rest.len(), 2, "110..120 and the partial 120..125");
         let second = &rest[0].record;
         assert_eq!((second.metrics[0].moments.count, second.metrics[0].lost), (9, 1));
-        assert_eq!(second.metrics[2].lost, 9);
+        assert_eq!(second.metrics[2].lost, 1, "expiry 110");
         assert_eq!(rest[1].record.end_ns, 1_125 * MS as i64);
         assert_eq!(rest[1].record.metrics[0].moments.count, 1, "expiry 120");
         // Exposition buckets hold every sample.
@@ -316,6 +340,24 @@ mod tests {
                 assert_eq!(buckets.iter().sum::<u64>(), metric.moments.count);
             }
         }
+    }
+
+    #[test]
+    fn a_stall_across_windows_counts_its_expiries_where_they_fell() {
+        let mut agg = WindowAggregator::new(&[0], MS, 10 * MS, 1_000_000_000, 0, 0);
+        // Expiry 5 ms, then nothing until 35 ms: 29 expiries missing, no overrun flag (lost).
+        agg.add(&chunk(0, &[(5 * MS, 1, false), (35 * MS, 2, true), (38 * MS, 3, false)]));
+        let closed = agg.close_all(40 * MS, &idle);
+        let lost: Vec<u64> = closed.iter().map(|c| c.record.metrics[0].lost).collect();
+        assert_eq!(lost, [4, 10, 10, 5]);
+        // 35 overran: 36 and 37 are its overruns.
+        assert_eq!(closed[3].record.metrics[0].overruns, 2);
+        // Every expiry from the first sample to the last is a sample, an overrun or lost.
+        let accounted: u64 = closed
+            .iter()
+            .map(|c| c.record.metrics[0].moments.count + c.record.metrics[0].overruns + c.record.metrics[0].lost)
+            .sum();
+        assert_eq!(accounted, (38 - 5) + 1);
     }
 
     #[test]

@@ -16,7 +16,6 @@ use crate::ResultsError;
 use rtlab_analysis::{HistogramEncoding, LatencyHistogram, Moments};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The schema version this crate writes; `PRAGMA user_version` of the file.
@@ -307,7 +306,8 @@ impl HistoryDb {
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
             .map_err(|e| error_at(path, e))?;
         let db = Self { conn, path: path.to_path_buf() };
-        db.configure()?;
+        // A reader changes nothing in the file: no journal mode set (the monitor set WAL).
+        db.conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db.sql())?;
         let version = db.user_version()?;
         if version != SCHEMA_VERSION {
             return Err(db.error(format!(
@@ -468,7 +468,12 @@ impl HistoryDb {
     /// Appends a window in one transaction: all of its metrics or nothing.
     pub fn append_window(&mut self, session_id: i64, record: &WindowRecord) -> Result<i64, ResultsError> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| error_at(&path, e))?;
+        // IMMEDIATE: the write lock is taken at the start, so a reader's snapshot never
+        // turns this commit into SQLITE_BUSY half-way.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| error_at(&path, e))?;
         let id = insert_window(&tx, session_id, record).map_err(|e| error_at(&path, e))?;
         tx.commit().map_err(|e| error_at(&path, e))?;
         Ok(id)
@@ -540,47 +545,84 @@ impl HistoryDb {
     }
 
     /// Applies `retention` as of `now_ns`: windows older than its `windows_for_ns` merge into
-    /// hours, hours older than `hours_for_ns` into days (per session and phase, so a kernel
-    /// change stays visible), and rows that ended before `keep_ns` are deleted. One
-    /// transaction: a kill leaves the history as it was before or after.
+    /// one row per hour, hours older than `hours_for_ns` into one row per day (per session
+    /// and phase, so a kernel change stays visible), and rows that ended before `keep_ns` are
+    /// deleted. Only buckets that lie wholly before the cutoff are merged, each into the row
+    /// its bucket may already have, so an hour or a day is always one row. One transaction
+    /// per bucket: memory holds one bucket's rows, and a kill leaves each bucket as it was
+    /// before or after.
     pub fn thin(&mut self, now_ns: i64, retention: &Retention) -> Result<ThinOutcome, ResultsError> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|e| error_at(&path, e))?;
         let mut outcome = ThinOutcome::default();
         let steps = [
             (Resolution::Window, Resolution::Hour, HOUR_NS, retention.windows_for_ns),
             (Resolution::Hour, Resolution::Day, DAY_NS, retention.hours_for_ns),
         ];
         for (from, into, width, age) in steps {
-            let before = now_ns.saturating_sub(age);
-            let rows = read_rows_of(&tx, from, before).map_err(|e| read_error(&path, e))?;
-            let mut groups: BTreeMap<(i64, String, i64), (Vec<i64>, Option<WindowRecord>)> = BTreeMap::new();
-            for row in rows {
-                let key = (row.session_id, row.record.phase.clone(), row.record.start_ns.div_euclid(width));
-                let group = groups.entry(key).or_default();
-                group.0.push(row.id);
-                match &mut group.1 {
-                    Some(merged) => merged.merge(&row.record).map_err(|e| at_path(&path, e))?,
-                    None => {
-                        let mut first = row.record;
-                        first.resolution = into;
-                        first.activity = None;
-                        group.1 = Some(first);
+            let open_bucket_start = now_ns.saturating_sub(age).div_euclid(width) * width;
+            let buckets: Vec<(i64, String, i64)> = {
+                let mut statement = self
+                    .conn
+                    .prepare(
+                        "SELECT DISTINCT session_id, phase, start_ns / ?2 FROM windows
+                         WHERE resolution = ?1 AND start_ns < ?3 AND start_ns >= 0",
+                    )
+                    .map_err(|e| error_at(&path, e))?;
+                let rows = statement
+                    .query_map(params![from.as_str(), width, open_bucket_start], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .map_err(|e| error_at(&path, e))?;
+                rows.collect::<rusqlite::Result<_>>().map_err(|e| error_at(&path, e))?
+            };
+            for (session_id, phase, bucket) in buckets {
+                let tx = self
+                    .conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .map_err(|e| error_at(&path, e))?;
+                let rows = read_where(
+                    &tx,
+                    "w.session_id = ?1 AND w.phase = ?2 AND w.start_ns >= ?3 AND w.start_ns < ?4
+                     AND w.resolution IN (?5, ?6)",
+                    &[
+                        &session_id as &dyn rusqlite::ToSql,
+                        &phase,
+                        &(bucket * width),
+                        &((bucket + 1) * width),
+                        &from.as_str(),
+                        &into.as_str(),
+                    ],
+                )
+                .map_err(|e| read_error(&path, e))?;
+                let mut merged: Option<WindowRecord> = None;
+                let mut thinned = 0u64;
+                for row in &rows {
+                    thinned += u64::from(row.record.resolution == from);
+                    match &mut merged {
+                        Some(m) => m.merge(&row.record).map_err(|e| at_path(&path, e))?,
+                        None => {
+                            let mut first = row.record.clone();
+                            first.resolution = into;
+                            first.activity = None;
+                            merged = Some(first);
+                        }
                     }
+                    tx.execute("DELETE FROM windows WHERE id = ?1", [row.id]).map_err(|e| error_at(&path, e))?;
                 }
-            }
-            for ((session_id, _, _), (ids, merged)) in groups {
-                let Some(merged) = merged else { continue };
-                for id in &ids {
-                    tx.execute("DELETE FROM windows WHERE id = ?1", [id]).map_err(|e| error_at(&path, e))?;
+                if let Some(merged) = merged {
+                    insert_window(&tx, session_id, &merged).map_err(|e| error_at(&path, e))?;
                 }
-                insert_window(&tx, session_id, &merged).map_err(|e| error_at(&path, e))?;
+                tx.commit().map_err(|e| error_at(&path, e))?;
                 match into {
-                    Resolution::Hour => outcome.merged_into_hours += ids.len() as u64,
-                    _ => outcome.merged_into_days += ids.len() as u64,
+                    Resolution::Hour => outcome.merged_into_hours += thinned,
+                    _ => outcome.merged_into_days += thinned,
                 }
             }
         }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| error_at(&path, e))?;
         outcome.deleted = tx
             .execute("DELETE FROM windows WHERE end_ns < ?1", [now_ns.saturating_sub(retention.keep_ns)])
             .map_err(|e| error_at(&path, e))? as u64;
@@ -648,6 +690,11 @@ fn insert_window(conn: &Connection, session_id: i64, record: &WindowRecord) -> r
     Ok(id)
 }
 
+/// A count read from the file: negative means damaged.
+fn non_negative(value: i64) -> Option<u64> {
+    u64::try_from(value).ok()
+}
+
 enum ReadError {
     Sql(rusqlite::Error),
     Damaged(String),
@@ -657,14 +704,6 @@ impl From<rusqlite::Error> for ReadError {
     fn from(e: rusqlite::Error) -> Self {
         ReadError::Sql(e)
     }
-}
-
-fn read_rows_of(conn: &Connection, resolution: Resolution, ended_before: i64) -> Result<Vec<StoredWindow>, ReadError> {
-    read_where(
-        conn,
-        "w.resolution = ?1 AND w.end_ns < ?2",
-        &[&resolution.as_str() as &dyn rusqlite::ToSql, &ended_before],
-    )
 }
 
 fn read_windows(conn: &Connection, since: i64, until: i64) -> Result<Vec<StoredWindow>, ReadError> {
@@ -698,7 +737,9 @@ fn read_where(
                     end_ns: row.get(3)?,
                     resolution: Resolution::parse(&resolution)
                         .ok_or_else(|| ReadError::Damaged(format!("window {id}: unknown resolution {resolution:?}")))?,
-                    merged: row.get::<_, i64>(5)? as u64,
+                    merged: non_negative(row.get(5)?)
+                        .filter(|&m| m > 0)
+                        .ok_or_else(|| ReadError::Damaged(format!("window {id}: damaged merged count")))?,
                     phase: row.get(6)?,
                     metrics: Vec::new(),
                     activity: activity.and_then(|a| serde_json::from_str(&a).ok()),
@@ -707,16 +748,15 @@ fn read_where(
         }
         let Some(cpu) = row.get::<_, Option<i64>>(8)? else { continue };
         let damaged = |what: &str| ReadError::Damaged(format!("window {id}: damaged {what}"));
-        let count = row.get::<_, i64>(10)? as u64;
+        let count = non_negative(row.get(10)?).ok_or_else(|| damaged("count"))?;
         let sum: i128 = row.get::<_, String>(13)?.parse().map_err(|_| damaged("sum"))?;
         let sum_of_squares: u128 = row.get::<_, String>(14)?.parse().map_err(|_| damaged("sum of squares"))?;
-        let moments = Moments {
-            count,
-            min: row.get::<_, Option<i64>>(11)?.unwrap_or(i64::MAX),
-            max: row.get::<_, Option<i64>>(12)?.unwrap_or(i64::MIN),
-            sum,
-            sum_of_squares,
+        let (min, max) = match (count, row.get::<_, Option<i64>>(11)?, row.get::<_, Option<i64>>(12)?) {
+            (0, _, _) => (i64::MAX, i64::MIN),
+            (_, Some(min), Some(max)) if min <= max => (min, max),
+            _ => return Err(damaged("minimum and maximum")),
         };
+        let moments = Moments { count, min, max, sum, sum_of_squares };
         let histogram: HistogramEncoding =
             serde_json::from_str(&row.get::<_, String>(17)?).map_err(|_| damaged("histogram"))?;
         let window = windows.last_mut().expect("pushed above");
@@ -725,8 +765,8 @@ fn read_where(
             metric: row.get(9)?,
             moments,
             histogram,
-            overruns: row.get::<_, i64>(15)? as u64,
-            lost: row.get::<_, i64>(16)? as u64,
+            overruns: non_negative(row.get(15)?).ok_or_else(|| damaged("overruns"))?,
+            lost: non_negative(row.get(16)?).ok_or_else(|| damaged("lost"))?,
         });
     }
     Ok(windows)

@@ -16,12 +16,14 @@
 //!   supervisor, so that the command and everything it starts are killed on stop, on drop
 //!   and when rtlab itself dies (even by SIGKILL).
 //! - [`statvfs::space_of`]: free space of the file system holding a file.
+//! - [`filelock::try_lock_exclusive`]: an advisory whole-file lock (one monitor per history).
 
 // Every unsafe block must say why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod activity;
 pub mod clock;
+pub mod filelock;
 pub mod ipc;
 pub mod memory;
 pub mod net;

@@ -55,7 +55,7 @@ const ANSWER_LIMIT: u64 = 64 << 20;
 /// The base URL without a trailing slash, or why it is not one rtlab can ask.
 pub fn check_url(url: &str) -> Result<String, String> {
     let trimmed = url.trim();
-    if trimmed.len() >= 8 && trimmed[..8].eq_ignore_ascii_case("https://") {
+    if trimmed.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://")) {
         return Err(format!(
             "--prometheus {url}: https is not supported (rtlab fleet speaks plain HTTP, no TLS is compiled in): \
              give an http:// URL on a trusted network, or a local TLS-terminating proxy"

@@ -85,7 +85,7 @@ pub fn parse_time(text: &str, now_ns: i64) -> Result<i64, String> {
     }
     // A time ago: "7d", "2w", "1h30m".
     let ago = match t.strip_suffix('w').and_then(|n| n.parse::<u32>().ok()) {
-        Some(weeks) => Some(u64::from(weeks) * 7 * 86_400_000_000_000),
+        Some(weeks) => u64::from(weeks).checked_mul(7 * 86_400_000_000_000),
         None if t.starts_with(|c: char| c.is_ascii_digit()) => rtlab_analysis::units::parse_time_ns(t).ok(),
         None => None,
     };

@@ -170,6 +170,10 @@ fn sigterm_closes_the_open_window_and_a_restart_records_the_gap() {
     let db = dir.path().join("monitor.db");
     let mut monitor = Monitor::start(&db, &[]);
     wait_for_windows(&db, 2);
+    // One monitor per history.
+    let second = Command::new(rtlab_path()).args(["monitor", "--db"]).arg(&db).output().unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another rtlab monitor is writing this history"));
     std::thread::sleep(Duration::from_millis(400));
     let status = monitor.signal("TERM");
     assert_eq!(status.code(), Some(0), "SIGTERM is the normal stop");

@@ -266,7 +266,8 @@ impl Accumulator {
     fn quantile(&self, q: f64) -> Option<i64> {
         let p = percentile(self.histogram.as_ref()?, q)?;
         Some(match (self.min_ns, self.max_ns) {
-            (Some(lo), Some(hi)) => p.clamp(lo, hi),
+            // Not clamp: it panics when a damaged row makes lo > hi.
+            (Some(lo), Some(hi)) => p.max(lo).min(hi),
             _ => p,
         })
     }

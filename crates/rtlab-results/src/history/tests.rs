@@ -202,3 +202,69 @@ fn a_newer_schema_is_refused() {
     assert!(e.contains("newer rtlab"), "{e}");
     assert!(HistoryDb::open_existing(&path).err().unwrap().to_string().contains("schema version 99"));
 }
+
+#[test]
+fn thinning_every_hour_leaves_one_row_per_hour_and_per_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = HistoryDb::open(&dir.path().join("h.db")).unwrap();
+    let session = db.begin_session(&host("6.1-rt"), &settings(), 0).unwrap();
+    let ten_minutes = 600_000_000_000i64;
+    // Three days of 10-minute windows, starting at 00:05 so that windows straddle nothing
+    // but hours do not line up with the first window.
+    let start = 300_000_000_000i64;
+    let windows = 3 * 24 * 6;
+    for i in 0..windows {
+        db.append_window(session.id, &window(start + i * ten_minutes, &[1_000 + i])).unwrap();
+    }
+    // The monitor thins every hour; run it hourly for 20 days.
+    let retention = Retention::keeping(90 * DAY_NS);
+    let mut merged = 0;
+    for hour in 0..20 * 24 {
+        let outcome = db.thin(start + hour * HOUR_NS, &retention).unwrap();
+        merged += outcome.merged_into_hours;
+    }
+    assert_eq!(merged, windows as u64, "every window merged into an hour once");
+    let rows = db.windows(None, None).unwrap();
+    // All three days are older than 14 days: one row per day, holding every window.
+    assert_eq!(
+        rows.len(),
+        3,
+        "{:?}",
+        rows.iter().map(|r| (r.record.resolution, r.record.start_ns)).collect::<Vec<_>>()
+    );
+    assert!(rows.iter().all(|r| r.record.resolution == Resolution::Day));
+    let days: Vec<i64> = rows.iter().map(|r| r.record.start_ns.div_euclid(DAY_NS)).collect();
+    assert_eq!(days, [0, 1, 2]);
+    assert_eq!(rows.iter().map(|r| r.record.merged).sum::<u64>(), windows as u64);
+    assert_eq!(rows.iter().map(|r| r.record.metrics[0].moments.count).sum::<u64>(), windows as u64);
+    assert_eq!(rows[2].record.metrics[0].moments.max, 1_000 + windows - 1);
+}
+
+#[test]
+fn damaged_rows_are_refused_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let mut db = HistoryDb::open(&path).unwrap();
+    let session = db.begin_session(&host("6.1-rt"), &settings(), 0).unwrap();
+    db.append_window(session.id, &window(0, &[5, 9])).unwrap();
+    // Closed, its WAL is checkpointed into the file that is copied below.
+    drop(db);
+    for damage in [
+        "UPDATE window_metrics SET min_ns = NULL",
+        "UPDATE window_metrics SET min_ns = max_ns + 1",
+        "UPDATE window_metrics SET count = -1",
+        "UPDATE window_metrics SET lost = -3",
+        "UPDATE windows SET merged = 0",
+        "UPDATE window_metrics SET sum_ns = 'many'",
+        "UPDATE window_metrics SET histogram = '{}'",
+    ] {
+        let copy = dir.path().join("copy.db");
+        std::fs::copy(&path, &copy).unwrap();
+        let damaged = HistoryDb::open(&copy).unwrap();
+        damaged.conn.execute_batch(damage).unwrap();
+        let e = damaged.windows(None, None).err().unwrap_or_else(|| panic!("{damage}: read as sound"));
+        assert!(e.to_string().contains("damaged"), "{damage}: {e}");
+        drop(damaged);
+        std::fs::remove_file(&copy).unwrap();
+    }
+}

@@ -182,19 +182,7 @@ fn lock_path() -> &'static str {
 /// The lock file's descriptor while this process holds it, for the emergency handler.
 static LOCK_FD: AtomicI32 = AtomicI32::new(-1);
 
-fn flock(file: &File, operation: libc::c_int) -> Result<(), std::io::Error> {
-    loop {
-        // SAFETY: flock on a descriptor this `File` owns; no memory arguments.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), operation) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
+use crate::filelock::flock;
 
 impl TracefsMount {
     /// For a `--split` run: as root, takes the tracing lock (shared, held until release or

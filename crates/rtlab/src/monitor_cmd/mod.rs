@@ -36,6 +36,8 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     let plan = MonitorPlan::from_args(args, &host.online_cpus)?;
     let stop = crate::runner::stop_on_signals()?;
 
+    // One monitor per history: two would interleave their sessions and windows.
+    let _db_lock = lock_history(&plan.db)?;
     let mut db = HistoryDb::open(&plan.db).map_err(|e| usage(format!("--db: {e}")))?;
     db.integrity_check().map_err(|e| environment(format!("--db: {e}; move the file aside to start a new history")))?;
     let totals = Arc::new(Mutex::new(MonitorTotals::new(
@@ -138,6 +140,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         Err(_) => "error",
         Ok(Ending::Duration) => "duration",
         Ok(Ending::Signal) => "signal",
+        Ok(Ending::ProbeEnded) => "error",
     };
     let (unix_at_stop, _) = clocks_now();
     let ended = state.db.end_session(session.id, unix_at_stop, reason);
@@ -156,7 +159,11 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     }
     say(&format!(
         "rtlab monitor: stopped ({}) after {} windows; history in {}",
-        if ending == Ending::Signal { "signal" } else { "--duration" },
+        match ending {
+            Ending::Signal => "signal",
+            Ending::Duration => "--duration",
+            Ending::ProbeEnded => "the measuring threads ended",
+        },
         state.windows,
         plan.db.display()
     ));
@@ -167,6 +174,32 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
 enum Ending {
     Signal,
     Duration,
+    /// The measuring threads ended without being asked (they failed).
+    ProbeEnded,
+}
+
+/// An exclusive advisory lock on the history file, held while the monitor runs.
+fn lock_history(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| usage(format!("--db {}: cannot create {}: {e}", path.display(), dir.display())))?;
+    }
+    // An empty new file is what SQLite starts a database in.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| usage(format!("--db {}: cannot open it: {e}", path.display())))?;
+    match rtlab_sys::filelock::try_lock_exclusive(&file) {
+        Ok(true) => Ok(file),
+        Ok(false) => Err(usage(format!(
+            "--db {}: another rtlab monitor is writing this history; stop it or give another --db",
+            path.display()
+        ))),
+        Err(e) => Err(environment(format!("--db {}: cannot lock it: {e}", path.display()))),
+    }
 }
 
 /// Unix time and CLOCK_MONOTONIC read back to back: the offset that turns expiries into
@@ -209,7 +242,7 @@ impl Monitoring<'_> {
                 Ok(chunk) => aggregator.add(&chunk),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                 // The probe ended by itself: its threads failed; the caller reports it.
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(Ending::Signal),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(Ending::ProbeEnded),
             }
             while let Ok(chunk) = tapped.try_recv() {
                 aggregator.add(&chunk);

@@ -172,9 +172,11 @@ fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
     let text =
         std::fs::read_to_string(path).map_err(|e| usage(format!("--metrics-token-file {}: {e}", path.display())))?;
     let token = text.trim().to_string();
-    if token.len() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    // RFC 6750's token characters: what an Authorization header can carry as it is.
+    let token_char = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
+    if token.len() < 16 || !token.chars().all(token_char) {
         return Err(usage(format!(
-            "--metrics-token-file {}: the token must be one line of at least 16 characters without spaces",
+            "--metrics-token-file {}: the token must be one line of at least 16 characters from A-Z a-z 0-9 - . _ ~ + / =",
             path.display()
         )));
     }
