@@ -77,6 +77,9 @@ pub struct WindowAggregator {
     /// Windows below this index are closed.
     next_to_close: u64,
     late: u64,
+    /// `--duration`: expiries from here on are past the monitoring (not recorded, counted).
+    end_mono_ns: Option<u64>,
+    beyond_end: u64,
 }
 
 impl WindowAggregator {
@@ -102,7 +105,22 @@ impl WindowAggregator {
             open: BTreeMap::new(),
             next_to_close: 0,
             late: 0,
+            end_mono_ns: None,
+            beyond_end: 0,
         }
+    }
+
+    /// Ends the monitoring at CLOCK_MONOTONIC `end_mono_ns` (`--duration`): samples of later
+    /// expiries, taken while the threads were being stopped, are left out and counted in
+    /// [`beyond_end`](Self::beyond_end), as `rtlab run` stops at a fixed number of periods.
+    pub fn ending_at(mut self, end_mono_ns: u64) -> Self {
+        self.end_mono_ns = Some(end_mono_ns);
+        self
+    }
+
+    /// Samples left out because their expiry came at or after the end.
+    pub fn beyond_end(&self) -> u64 {
+        self.beyond_end
     }
 
     /// Samples that arrived after their window had closed (counted in a later window).
@@ -145,6 +163,10 @@ impl WindowAggregator {
     pub fn add(&mut self, tapped: &TappedSamples) {
         let Some(slot) = self.cpus.iter().position(|&c| c == tapped.cpu) else { return };
         for sample in &tapped.samples {
+            if self.end_mono_ns.is_some_and(|end| sample.expected_ns >= end) {
+                self.beyond_end += 1;
+                continue;
+            }
             let mut index = self.index_at(sample.expected_ns);
             if index < self.next_to_close {
                 self.late += 1;
@@ -221,6 +243,7 @@ impl WindowAggregator {
 
     /// Closes every open window at a stop; the last one ends at `now_mono_ns`.
     pub fn close_all(&mut self, now_mono_ns: u64, phase_of: &dyn Fn(u64) -> String) -> Vec<ClosedWindow> {
+        let now_mono_ns = self.end_mono_ns.map_or(now_mono_ns, |end| end.min(now_mono_ns));
         // A window that would start at the stop has no time in it.
         let last = self.open.keys().next_back().copied().unwrap_or(0).max(self.index_at(now_mono_ns.saturating_sub(1)));
         let mut closed = Vec::new();
@@ -373,6 +396,16 @@ mod tests {
         assert_eq!(agg.late(), 1);
         let rest = agg.close_all(30 * MS, &idle);
         assert_eq!(rest[0].record.metrics[2].moments.count, 1);
+    }
+
+    #[test]
+    fn an_end_leaves_out_later_expiries_and_the_last_window_ends_there() {
+        let mut agg = WindowAggregator::new(&[0], MS, 10 * MS, 1_000_000_000, 0, 0).ending_at(20 * MS);
+        agg.add(&chunk(0, &[(5 * MS, 1, false), (15 * MS, 1, false), (20 * MS, 1, false), (21 * MS, 1, false)]));
+        let closed = agg.close_all(23 * MS, &idle);
+        assert_eq!(closed.len(), 2, "no window after the end");
+        assert_eq!(closed[1].record.end_ns, 20 * MS as i64);
+        assert_eq!(agg.beyond_end(), 2);
     }
 
     #[test]

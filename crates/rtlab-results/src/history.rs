@@ -249,7 +249,7 @@ pub struct Retention {
 }
 
 const HOUR_NS: i64 = 3_600_000_000_000;
-const DAY_NS: i64 = 24 * HOUR_NS;
+use range::DAY_NS;
 
 impl Retention {
     /// Windows for 2 days, hours for 14 days, days until `keep_ns` (each capped by keep).

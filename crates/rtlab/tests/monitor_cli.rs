@@ -165,6 +165,29 @@ fn a_monitor_fills_the_history_and_stops_at_its_duration() {
 }
 
 #[test]
+fn a_schedule_alternates_its_phases_by_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("monitor.db");
+    let output = Command::new(rtlab_path())
+        .args(["monitor", "--db"])
+        .arg(&db)
+        .args(["--window", "1s", "--duration", "4s", "--schedule", "idle:1s,cpu:1s", "-q"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let windows = windows(&db);
+    let phases: Vec<&str> = windows.iter().map(|w| w.record.phase.as_str()).collect();
+    assert_eq!(phases, ["idle", "cpu", "idle", "cpu"]);
+    let history = HistoryDb::open_existing(&db).unwrap();
+    assert_eq!(history.sessions().unwrap()[0].settings.schedule, "idle:1s,cpu:1s");
+    // The cpu phase's load ran: the CPUs were busier in its windows than in the idle ones.
+    let busy = |w: &StoredWindow| {
+        w.record.activity.as_ref().map(|a| a.cpus.iter().map(|c| c.busy).sum::<f64>()).unwrap_or(0.0)
+    };
+    assert!(busy(&windows[1]) > busy(&windows[0]) + 0.5, "{} vs {}", busy(&windows[1]), busy(&windows[0]));
+}
+
+#[test]
 fn sigterm_closes_the_open_window_and_a_restart_records_the_gap() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("monitor.db");

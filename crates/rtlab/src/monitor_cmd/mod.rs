@@ -95,6 +95,9 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         mono_at_start,
         unix_at_start - mono_at_start as i64,
     );
+    if let Some(duration) = plan.duration_ns {
+        aggregator = aggregator.ending_at(mono_at_start + duration);
+    }
     let probe_stop = stop.clone();
     let probe_thread = std::thread::Builder::new()
         .name("rtlab-monitor-probe".into())
