@@ -256,6 +256,12 @@ impl Retention {
     pub fn keeping(keep_ns: i64) -> Self {
         Self { keep_ns, windows_for_ns: (2 * DAY_NS).min(keep_ns), hours_for_ns: (14 * DAY_NS).min(keep_ns) }
     }
+
+    /// Windows kept as measured for `ns` instead of 2 days (hours at least as long; both
+    /// capped by keep).
+    pub fn windows_for(self, ns: i64) -> Self {
+        Self { windows_for_ns: ns.min(self.keep_ns), hours_for_ns: self.hours_for_ns.max(ns).min(self.keep_ns), ..self }
+    }
 }
 
 /// What one pass of [`HistoryDb::thin`] did.

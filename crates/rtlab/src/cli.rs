@@ -460,10 +460,14 @@ pub struct MonitorArgs {
     /// CPUs the loads may run on, as a list "0,2-3" (default: every online CPU)
     #[arg(long)]
     pub load_cpus: Option<String>,
-    /// How long the history keeps windows: windows older than 2 days become hourly rows,
-    /// older than 14 days daily rows, and older than this go
+    /// How long the history keeps anything: windows older than --keep-windows become hourly
+    /// rows, hourly rows older than 14 days daily rows, and rows older than this go
     #[arg(long, default_value = "90d")]
     pub keep: String,
+    /// How long windows are kept as measured before they are merged into hours (with 1 s
+    /// windows, 2 days are 172,800 windows)
+    #[arg(long, default_value = "2d")]
+    pub keep_windows: String,
     /// Serve OpenMetrics on http://ADDR:PORT/metrics (and /healthz) for Prometheus, e.g.
     /// 127.0.0.1:9464. An address other than loopback needs --metrics-token-file
     #[arg(long, value_name = "ADDR:PORT")]

@@ -113,7 +113,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         running_phase: None,
         load: None,
         windows: 0,
-        retention: Retention::keeping(plan.keep_ns),
+        retention: Retention::keeping(plan.keep_ns).windows_for(plan.keep_windows_ns),
         next_thin_mono: mono_at_start,
     };
     let outcome = state.watch(&mut aggregator, &tapped, &stop, mono_at_start);

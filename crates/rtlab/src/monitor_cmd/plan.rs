@@ -29,6 +29,7 @@ pub struct MonitorPlan {
     pub schedule_text: String,
     pub load_cpus: Option<Vec<usize>>,
     pub keep_ns: i64,
+    pub keep_windows_ns: i64,
     pub listen: Option<SocketAddr>,
     pub token: Option<String>,
     pub duration_ns: Option<u64>,
@@ -73,6 +74,13 @@ impl MonitorPlan {
         let keep_ns = parse_time_ns(&args.keep).map_err(|e| usage(format!("--keep: {e}")))?;
         if keep_ns < window_ns {
             return Err(usage(format!("--keep {}: shorter than a window", args.keep)));
+        }
+        let keep_windows_ns = parse_time_ns(&args.keep_windows).map_err(|e| usage(format!("--keep-windows: {e}")))?;
+        if keep_windows_ns < 3_600_000_000_000 {
+            return Err(usage(format!(
+                "--keep-windows {}: at least 1h (windows are merged into hours)",
+                args.keep_windows
+            )));
         }
         let duration_ns = match &args.duration {
             Some(text) => {
@@ -122,6 +130,7 @@ impl MonitorPlan {
             schedule_text,
             load_cpus,
             keep_ns: keep_ns.min(i64::MAX as u64) as i64,
+            keep_windows_ns: keep_windows_ns.min(i64::MAX as u64) as i64,
             listen,
             token,
             duration_ns,
@@ -230,6 +239,7 @@ mod tests {
             &["--listen", "0.0.0.0:9464"],
             &["--duration", "1s"],
             &["--keep", "1s"],
+            &["--keep-windows", "10m"],
             &["--priority", "100"],
             &["--metrics-token-file", "/nonexistent"],
         ] {
