@@ -352,7 +352,12 @@ impl HistoryDb {
         // syncs at checkpoints, which loses nothing when the process dies (only a power
         // failure can cost the last commits).
         self.conn
-            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            // A small page cache: the writer appends, and a monitor's memory must stay flat
+            // (SQLite's default cache grows to 2 MiB as the file does).
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+                 PRAGMA cache_size = -256;",
+            )
             .map_err(self.sql())?;
         self.conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(self.sql())
     }
