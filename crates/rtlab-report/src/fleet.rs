@@ -293,14 +293,7 @@ code { font-size: 0.92em; }
 pub fn html(report: &FleetReport) -> String {
     let mut page = String::with_capacity(16 << 10);
     let title = title(report);
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{}{FLEET_CSS}</style>\n</head>\n<body>\n<main>\n",
-        escape(&title),
-        crate::html::CSS
-    );
+    crate::html::page_start(&mut page, &title, FLEET_CSS);
     let _ = writeln!(
         page,
         "<header>\n<h1>rtlab fleet</h1>\n<p class=\"subtitle\">Boards scraped by Prometheus at <code>{}</code> · {} UTC · \

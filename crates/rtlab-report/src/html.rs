@@ -79,13 +79,7 @@ impl ReportExporter for HtmlReport {
 
         let mut page = String::with_capacity(1 << 20);
         let title = page_title(set);
-        let _ = write!(
-            page,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-             <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
-            escape(&title)
-        );
+        page_start(&mut page, &title, "");
         header(&mut page, set, &title);
         verdict(&mut page, set.effective_verdict().as_ref(), &tables, &configurations);
         warnings(&mut page, set);
@@ -437,6 +431,18 @@ fn figure_section(page: &mut String, metric: &MetricFigures) {
         figure_element(page, f);
     }
     page.push_str("</section>\n");
+}
+
+/// Opens a self-contained page in the report's look: the head with `title` and the report's
+/// CSS followed by `extra_css`, then `<body><main>`.
+pub fn page_start(page: &mut String, title: &str, extra_css: &str) {
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}{extra_css}</style>\n</head>\n<body>\n<main>\n",
+        escape(title)
+    );
 }
 
 pub(crate) fn figure_element(page: &mut String, f: &Figure) {

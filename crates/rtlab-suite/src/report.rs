@@ -7,7 +7,7 @@ use rtlab_analysis::curve::fixed_bins;
 use rtlab_analysis::units::thousands;
 use rtlab_analysis::LatencyHistogram;
 use rtlab_report::figures::{self, Figure};
-use rtlab_report::html::{short_time, CSS};
+use rtlab_report::html::short_time;
 use rtlab_report::markdown::escape as md;
 use rtlab_report::tables::{text_table, Table};
 use rtlab_report::text::{capitalised, escape};
@@ -711,13 +711,7 @@ pub fn html(suites: &[LoadedSuite], link_prefixes: &[String]) -> Result<String, 
             suites.iter().map(|s| s.record.label.as_str()).collect::<Vec<_>>().join(" vs ")
         )
     };
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}{SUITE_CSS}</style>\n</head>\n<body>\n<main>\n",
-        escape(&title)
-    );
+    rtlab_report::html::page_start(&mut page, &title, SUITE_CSS);
     let _ = writeln!(page, "<header>\n<h1>{}</h1>", escape(&first.suite.title));
     let _ = writeln!(page, "<p class=\"subtitle\">rtlab suite <strong>{}</strong></p>", escape(&first.suite.name));
     if suites.iter().any(|s| s.record.quick) {

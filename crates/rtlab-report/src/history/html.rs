@@ -31,14 +31,7 @@ pub fn page(report: &HistoryReport) -> Result<String, ReportError> {
     let tables = tables(report);
     let mut page = String::with_capacity(256 << 10);
     let title = title(report);
-    let _ = write!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{}{HISTORY_CSS}</style>\n</head>\n<body>\n<main>\n",
-        escape(&title),
-        crate::html::CSS
-    );
+    crate::html::page_start(&mut page, &title, HISTORY_CSS);
     header(&mut page, report, &title);
     regression_box(&mut page, report);
     // The percentiles per day are a figure from two days on (one day is its table's row).
