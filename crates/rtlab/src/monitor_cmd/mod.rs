@@ -156,7 +156,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     }
     if aggregator.late() > 0 {
         eprintln!(
-            "rtlab: note: {} samples reached their window after it had closed (a measuring thread stalled for more than 2 s); they are counted in the next window",
+            "rtlab: note: {} samples reached their window after it had closed (a measuring thread stalled for more than 2 s); they are counted in the oldest window still open",
             aggregator.late()
         );
     }
