@@ -10,6 +10,19 @@ pub fn format_us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
+/// A difference in µs with its sign: "+12.3", "−4.0" (a true minus sign), and "0.0" for
+/// what rounds to zero either way.
+pub fn format_signed_us(ns: i64) -> String {
+    let magnitude = format_us(ns.saturating_abs());
+    if magnitude == "0.0" {
+        magnitude
+    } else if ns < 0 {
+        format!("−{magnitude}")
+    } else {
+        format!("+{magnitude}")
+    }
+}
+
 /// Formats a float ns value (a mean) as µs with one decimal.
 pub fn format_us_f(ns: f64) -> String {
     format!("{:.1}", ns / 1000.0)

@@ -132,18 +132,8 @@ pub fn parse_scalar(body: &str) -> Result<(f64, f64), PrometheusError> {
 /// A label value written inside a PromQL string literal (`"..."`): backslashes and quotes
 /// escaped, line breaks as `\n`.
 pub fn quote_label_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    // PromQL's string escapes for these three are the exposition's.
+    format!("\"{}\"", crate::export::openmetrics::escape_label(value))
 }
 
 #[cfg(test)]

@@ -543,16 +543,8 @@ impl HistoryDb {
 
     /// The rows that overlap `[since_ns, until_ns)`, oldest first (any bound may be open).
     pub fn windows(&self, since_ns: Option<i64>, until_ns: Option<i64>) -> Result<Vec<StoredWindow>, ResultsError> {
-        read_windows(&self.conn, since_ns.unwrap_or(i64::MIN), until_ns.unwrap_or(i64::MAX)).map_err(|e| match e {
-            ReadError::Sql(e) => self.error(e.to_string()),
-            ReadError::Damaged(why) => self.error(why),
-        })
-    }
-
-    /// Rows and bytes of the file (with its WAL), for the documentation of growth.
-    pub fn size_bytes(&self) -> u64 {
-        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
-        [&self.path, &wal].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+        read_windows(&self.conn, since_ns.unwrap_or(i64::MIN), until_ns.unwrap_or(i64::MAX))
+            .map_err(|e| read_error(&self.path, e))
     }
 
     /// Applies `retention` as of `now_ns`: windows older than its `windows_for_ns` merge into

@@ -7,7 +7,7 @@ pub mod figures;
 pub mod html;
 
 use crate::ReportError;
-use rtlab_analysis::units::{format_us, thousands};
+use rtlab_analysis::units::{format_signed_us, format_us, thousands};
 use rtlab_results::history::range::short_utc;
 use rtlab_results::history::report::{span_words, HistogramView, HistoryReport, BIN_NS};
 use std::fmt::Write;
@@ -197,14 +197,14 @@ pub fn regression_table(report: &HistoryReport) -> Option<HistoryTable> {
                 q.name.clone(),
                 format_us(q.before_ns),
                 format_us(q.after_ns),
-                signed(q.difference_ns),
-                format!("{} to {}", signed(q.low_ns), signed(q.high_ns)),
+                format_signed_us(q.difference_ns),
+                format!("{} to {}", format_signed_us(q.low_ns), format_signed_us(q.high_ns)),
                 q.change.clone(),
             ]
         })
         .collect();
     let max_difference = match (r.before.max_ns, r.after.max_ns) {
-        (Some(a), Some(b)) => signed(b - a),
+        (Some(a), Some(b)) => format_signed_us(b - a),
         _ => "-".into(),
     };
     rows.push(vec![
@@ -235,17 +235,6 @@ pub fn regression_table(report: &HistoryReport) -> Option<HistoryTable> {
         rows,
         notes: vec![side("Before", &r.before), side("After", &r.after), r.method.clone()],
     })
-}
-
-/// "+12.3", "−4.0".
-fn signed(ns: i64) -> String {
-    if format_us(ns.abs()) == "0.0" {
-        "0.0".into()
-    } else if ns < 0 {
-        format!("−{}", format_us(-ns))
-    } else {
-        format!("+{}", format_us(ns))
-    }
 }
 
 /// Every table, in page order.

@@ -139,6 +139,29 @@ impl HistoryDb {
 }
 
 /// `windows` (oldest first, all overlapping `range`) of the history at `source` as a run.
+/// The sessions `rows` belong to, in session order.
+pub(crate) fn sessions_of<'a>(sessions: &'a [Session], rows: &[StoredWindow]) -> Vec<&'a Session> {
+    sessions.iter().filter(|s| rows.iter().any(|w| w.session_id == s.id)).collect()
+}
+
+/// The earliest start and the latest end of `rows`; None without rows.
+pub(crate) fn span_of(rows: &[StoredWindow]) -> Option<(i64, i64)> {
+    let start = rows.iter().map(|w| w.record.start_ns).min()?;
+    let end = rows.iter().map(|w| w.record.end_ns).max()?;
+    Some((start, end))
+}
+
+/// The phases of `rows`, in the order first seen.
+pub(crate) fn phases_of(rows: &[StoredWindow]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in rows {
+        if !out.contains(&w.record.phase) {
+            out.push(w.record.phase.clone());
+        }
+    }
+    out
+}
+
 pub fn run_of_rows(
     source: &str,
     sessions: &[Session],
@@ -148,23 +171,19 @@ pub fn run_of_rows(
     let (Some(first), Some(last)) = (windows.first(), windows.last()) else {
         return Err(format!("no windows from {} (the range holds no measurement)", range.describe()));
     };
-    let used: Vec<&Session> = sessions.iter().filter(|s| windows.iter().any(|w| w.session_id == s.id)).collect();
+    let used = sessions_of(sessions, windows);
     let Some(session) = used.last() else {
         return Err(format!("window {} belongs to no session", first.id));
     };
     let settings = &session.settings;
-    let start_ns = windows.iter().map(|w| w.record.start_ns).min().unwrap_or(first.record.start_ns);
-    let end_ns = windows.iter().map(|w| w.record.end_ns).max().unwrap_or(last.record.end_ns);
+    let (start_ns, end_ns) = span_of(windows).unwrap_or((first.record.start_ns, last.record.end_ns));
     let window_ns = used.iter().map(|s| s.settings.window_ns).max().unwrap_or(settings.window_ns);
     let block_s = window_ns.div_ceil(1_000_000_000).max(1);
 
-    let mut phases: Vec<String> = Vec::new();
+    let phases = phases_of(windows);
     let mut merged: Vec<Merged> = Vec::new();
     for w in windows {
         let r = &w.record;
-        if !phases.contains(&r.phase) {
-            phases.push(r.phase.clone());
-        }
         for m in &r.metrics {
             let histogram = LatencyHistogram::decode(&m.histogram).map_err(|e| format!("window {}: {e}", w.id))?;
             let at = merged.iter().position(|x| x.scenario == r.phase && x.cpu == m.cpu && x.metric == m.metric);

@@ -15,7 +15,7 @@ use super::{HistoryDb, Resolution, Session, StoredWindow};
 use crate::ResultsError;
 use rtlab_analysis::compare::{compare_quantile, Change, CONFIDENCE, REPLICATES, SEED};
 use rtlab_analysis::curve::fixed_bins;
-use rtlab_analysis::units::format_us;
+use rtlab_analysis::units::{format_signed_us, format_us};
 use rtlab_analysis::{percentile, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 
@@ -333,11 +333,11 @@ impl HistoryDb {
                 return Err(self.error(format!(
                     "no rows of phase {phase:?} from {} (it holds {})",
                     query.range.describe(),
-                    phases(&windows).join(", ")
+                    super::range::phases_of(&windows).join(", ")
                 )));
             }
         }
-        let all_phases = phases(&windows);
+        let all_phases = super::range::phases_of(&windows);
         windows = of_phase(windows);
         let compare = match &query.compare {
             Some((before, after)) => Some((
@@ -364,17 +364,6 @@ impl HistoryDb {
     }
 }
 
-/// The phases of `rows`, in the order first seen.
-fn phases(rows: &[StoredWindow]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for w in rows {
-        if !out.contains(&w.record.phase) {
-            out.push(w.record.phase.clone());
-        }
-    }
-    out
-}
-
 type Explicit = (Vec<StoredWindow>, Vec<StoredWindow>, TimeRange, TimeRange);
 
 fn build(
@@ -397,8 +386,7 @@ fn build(
         }
         return Err(format!("no metric {metric:?} in the range (it holds {})", known.join(", ")));
     }
-    let first_ns = windows.iter().map(|w| w.record.start_ns).min().unwrap_or(0);
-    let last_ns = windows.iter().map(|w| w.record.end_ns).max().unwrap_or(0);
+    let (first_ns, last_ns) = super::range::span_of(windows).unwrap_or((0, 0));
     let kernel_of = |session_id: i64| {
         sessions.iter().find(|s| s.id == session_id).map(|s| s.identity.kernel_release.clone()).unwrap_or_default()
     };
@@ -412,7 +400,7 @@ fn build(
     let mut whole = Accumulator::new();
     let mut last_day = Accumulator::new();
     let last_day_from = last_ns - DAY_NS;
-    let used: Vec<&Session> = sessions.iter().filter(|s| windows.iter().any(|w| w.session_id == s.id)).collect();
+    let used = super::range::sessions_of(sessions, windows);
     let change = last_kernel_change(&used, first_ns);
     let previous_change_id = change
         .and_then(|c| sessions.iter().rev().find(|s| s.id < c.id && s.previous_kernel.is_some()))
@@ -646,17 +634,6 @@ fn side(acc: &Accumulator, kernels: Vec<String>) -> RangeSide {
     }
 }
 
-/// "+12.3", "-4.0", "+0.0".
-fn signed_us(ns: i64) -> String {
-    if format_us(ns.abs()) == "0.0" {
-        "0.0".into()
-    } else if ns < 0 {
-        format!("−{}", format_us(-ns))
-    } else {
-        format!("+{}", format_us(ns))
-    }
-}
-
 fn regression(basis: String, a: (&Accumulator, Vec<String>), b: (&Accumulator, Vec<String>)) -> Option<Regression> {
     let mut quantiles = Vec::new();
     if let (Some(ha), Some(hb)) = (&a.0.histogram, &b.0.histogram) {
@@ -668,9 +645,14 @@ fn regression(basis: String, a: (&Accumulator, Vec<String>), b: (&Accumulator, V
                 Change::Lower => "better",
                 Change::WithinNoise => "within noise",
             };
-            let ci = format!("{:.0} % CI {} to {} µs", d.confidence * 100.0, signed_us(d.low_ns), signed_us(d.high_ns));
+            let ci = format!(
+                "{:.0} % CI {} to {} µs",
+                d.confidence * 100.0,
+                format_signed_us(d.low_ns),
+                format_signed_us(d.high_ns)
+            );
             let sentence = match d.change() {
-                Change::WithinNoise => format!("{name} within noise: {} µs ({ci})", signed_us(d.difference_ns)),
+                Change::WithinNoise => format!("{name} within noise: {} µs ({ci})", format_signed_us(d.difference_ns)),
                 _ => format!("{name} {change} by {} µs ({ci})", format_us(d.difference_ns.abs())),
             };
             quantiles.push(QuantileChange {

@@ -112,11 +112,11 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         activity: BTreeMap::new(),
         running_phase: None,
         load: None,
-        windows: 0,
         retention: Retention::keeping(plan.keep_ns).windows_for(plan.keep_windows_ns),
         next_thin_mono: mono_at_start,
     };
-    let outcome = state.watch(&mut aggregator, &tapped, &stop, mono_at_start);
+    let phase_of = |i: u64| plan.phase_of(i).name.clone();
+    let outcome = state.watch(&mut aggregator, &tapped, &stop, mono_at_start, &phase_of);
 
     // Stop: the probe's threads end, the tap closes, what is left becomes the last window.
     stop.store(true, Ordering::SeqCst);
@@ -128,7 +128,6 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     state.take_activity(aggregator.index_at(mono_at_stop) + 1);
     let mut outcome = outcome;
     if outcome.is_ok() {
-        let phase_of = |i: u64| plan.phase_of(i).name.clone();
         for window in aggregator.close_all(mono_at_stop, &phase_of) {
             if let Err(e) = state.commit(window) {
                 outcome = Err(e);
@@ -167,7 +166,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
             Ending::Duration => "--duration",
             Ending::ProbeEnded => "the measuring threads ended",
         },
-        state.windows,
+        state.totals.lock().unwrap_or_else(|p| p.into_inner()).windows,
         plan.db.display()
     ));
     Ok(crate::errors::EXIT_OK)
@@ -224,7 +223,6 @@ struct Monitoring<'a> {
     /// The phase whose loads run (None before the first window).
     running_phase: Option<String>,
     load: Option<(String, LoadHost)>,
-    windows: u64,
     retention: Retention,
     next_thin_mono: u64,
 }
@@ -237,9 +235,9 @@ impl Monitoring<'_> {
         tapped: &std::sync::mpsc::Receiver<rtlab_probe::raw::TappedSamples>,
         stop: &std::sync::atomic::AtomicBool,
         mono_at_start: u64,
+        phase_of: &dyn Fn(u64) -> String,
     ) -> anyhow::Result<Ending> {
         let plan = self.plan;
-        let phase_of = |i: u64| plan.phase_of(i).name.clone();
         loop {
             match tapped.recv_timeout(Duration::from_millis(50)) {
                 Ok(chunk) => aggregator.add(&chunk),
@@ -254,7 +252,7 @@ impl Monitoring<'_> {
             let current = aggregator.index_at(now);
             self.take_activity(current);
             self.follow_schedule(current);
-            for window in aggregator.close_ready(now, &phase_of) {
+            for window in aggregator.close_ready(now, phase_of) {
                 self.commit(window)?;
             }
             if now >= self.next_thin_mono {
@@ -321,7 +319,6 @@ impl Monitoring<'_> {
             .append_window(self.session_id, &window.record)
             .map_err(|e| environment(format!("--db: cannot save a window: {e}; the windows before it are saved")))?;
         self.totals.lock().unwrap_or_else(|p| p.into_inner()).add_window(&window.record, &window.buckets);
-        self.windows += 1;
         if !self.plan.quiet {
             say(&window_line(&window));
         }
