@@ -220,13 +220,14 @@ fn verdict(page: &mut String, verdict: Option<&Verdict>, tables: &[Table], confi
     page.push_str("</section>\n");
 }
 
-fn list(page: &mut String, class: &str, items: &[&String]) {
+/// A `<ul class=...>` of escaped items; nothing when there are none.
+pub(crate) fn list<S: AsRef<str>>(page: &mut String, class: &str, items: &[S]) {
     if items.is_empty() {
         return;
     }
     let _ = writeln!(page, "<ul class=\"{class}\">");
     for item in items {
-        let _ = writeln!(page, "<li>{}</li>", escape(item));
+        let _ = writeln!(page, "<li>{}</li>", escape(item.as_ref()));
     }
     page.push_str("</ul>\n");
 }

@@ -5,7 +5,7 @@
 
 use super::{figures, tables, title, HistoryTable};
 use crate::figures::Figure;
-use crate::html::figure_element;
+use crate::html::{figure_element, list};
 use crate::text::escape;
 use crate::ReportError;
 use rtlab_analysis::units::{format_us, thousands};
@@ -83,17 +83,6 @@ pub fn page(report: &HistoryReport) -> Result<String, ReportError> {
     );
     page.push_str("</main>\n</body>\n</html>\n");
     Ok(page)
-}
-
-fn list(page: &mut String, class: &str, items: &[String]) {
-    if items.is_empty() {
-        return;
-    }
-    let _ = writeln!(page, "<ul class=\"{class}\">");
-    for item in items {
-        let _ = writeln!(page, "<li>{}</li>", escape(item));
-    }
-    page.push_str("</ul>\n");
 }
 
 fn header(page: &mut String, report: &HistoryReport, title: &str) {
