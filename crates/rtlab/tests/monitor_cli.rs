@@ -320,6 +320,61 @@ fn the_metrics_endpoint_is_read_only_authenticated_and_consistent() {
     assert_eq!(monitor.signal("TERM").code(), Some(0));
 }
 
+/// What the endpoint sends back to raw `bytes` (empty when it closes without answering).
+fn raw_exchange(address: SocketAddr, bytes: &[u8]) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // A server that closes early may reset the rest of a long send: that is its answer.
+    let _ = stream.write_all(bytes);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+fn threads_of(child: &Child) -> usize {
+    std::fs::read_dir(format!("/proc/{}/task", child.id())).map(|d| d.count()).unwrap_or(0)
+}
+
+#[test]
+fn hostile_clients_cost_scrapes_not_memory_or_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("monitor.db");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "another-test-token-0123456789\n").unwrap();
+    let mut monitor =
+        Monitor::start(&db, &["--listen", "127.0.0.1:0", "--metrics-token-file", token.to_str().unwrap()]);
+    let address = monitor.address.unwrap();
+    // Measuring (every thread started) before the count.
+    wait_for_windows(&db, 1);
+    let threads = threads_of(monitor.child.as_ref().unwrap());
+    let auth = "Authorization: Bearer another-test-token-0123456789";
+
+    assert!(raw_exchange(address, b"\x00\xffjunk\r\n\r\n").starts_with("HTTP/1.1 400"));
+    let mut oversized = b"GET /metrics HTTP/1.1\r\nX: ".to_vec();
+    oversized.extend(std::iter::repeat_n(b'a', 1 << 20));
+    assert!(raw_exchange(address, &oversized).starts_with("HTTP/1.1 431"));
+    // Truncated, then silent: closed without an answer after the head's deadline.
+    assert_eq!(raw_exchange(address, b"GET /metr"), "");
+    assert_eq!(raw_exchange(address, &[0xAB; 3000]), "", "junk without a head end is dropped unanswered");
+    // A burst of idle connections and of unauthenticated requests.
+    let idle: Vec<TcpStream> = (0..60).filter_map(|_| TcpStream::connect(address).ok()).collect();
+    let during = threads_of(monitor.child.as_ref().unwrap());
+    assert!(during <= threads, "{during} threads while {} connections idle, {threads} before", idle.len());
+    drop(idle);
+    for _ in 0..300 {
+        assert_eq!(http(address, "GET", "/metrics", &[]).0, 401);
+    }
+    // The real peer is still served, and the windows kept coming.
+    let before = windows(&db).len();
+    let (status, body) = http(address, "GET", "/metrics", &[auth]);
+    assert_eq!(status, 200);
+    assert!(body.contains("rtlab_windows_total"));
+    wait_for_windows(&db, before + 1);
+    assert_eq!(monitor.signal("TERM").code(), Some(0));
+    let history = HistoryDb::open_existing(&db).unwrap();
+    assert_eq!(history.sessions().unwrap()[0].end_reason.as_deref(), Some("signal"));
+}
+
 #[test]
 fn bad_flags_get_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
