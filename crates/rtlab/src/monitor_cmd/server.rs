@@ -60,9 +60,11 @@ impl MetricsServer {
                         if stopping.load(Ordering::SeqCst) {
                             break;
                         }
-                        // A client that misbehaves or goes away is its own affair.
-                        if let Ok(stream) = stream {
-                            let _ = serve(stream, (*token).as_deref(), &totals);
+                        match stream {
+                            // A client that misbehaves or goes away is its own affair.
+                            Ok(stream) => drop(serve(stream, (*token).as_deref(), &totals)),
+                            // Out of descriptors (a flood): wait rather than spin on accept.
+                            Err(_) => std::thread::sleep(Duration::from_millis(50)),
                         }
                     }
                 })
