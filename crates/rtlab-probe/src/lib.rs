@@ -9,7 +9,9 @@
 //!   overshoot, Dankwardt), [`net::NetProbe`] (UDP stimulus with kernel receive timestamps,
 //!   Regnier), [`ipc::IpcProbe`] (wake-up latency through eventfd, pipe, futex, POSIX
 //!   message queue, signal), [`switch::SwitchProbe`] (task-switch time on one CPU, Dodiu
-//!   Table 3) and [`sweep::SweepProbe`] (a stimulus probe over several rates, Dodiu Table 2).
+//!   Table 3), [`sweep::SweepProbe`] (a stimulus probe over several rates, Dodiu Table 2) and
+//!   [`remote::RemoteProbe`] (Regnier's experiment 2: stimuli to a second station, both of
+//!   its answers timestamped here).
 //! - [`taskset::TasksetProbe`]: a task set run for real: one thread per task on one CPU,
 //!   periodic releases from a synchronous start, jobs busy for C of their own CPU time,
 //!   per-job response times and explicit deadline-miss counts.
@@ -35,6 +37,7 @@ pub mod live;
 pub mod net;
 pub mod raw;
 pub mod recorder;
+pub mod remote;
 pub mod sleep;
 pub mod split;
 pub mod sweep;

@@ -170,6 +170,12 @@ pub struct ProbeSettings {
     /// `net`: receiver address and interface.
     pub bind: Option<String>,
     pub interface: Option<String>,
+    /// `remote` and remote loads: the station's HOST:PORT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub station: Option<String>,
+    /// `remote`: δ given with --delta (None: calibrated before the loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_given_ns: Option<u64>,
 }
 
 /// One load scenario of a run: the loads that ran, what they achieved, and what the system

@@ -17,6 +17,8 @@
 //!   and when rtlab itself dies (even by SIGKILL).
 //! - [`statvfs::space_of`]: free space of the file system holding a file.
 //! - [`filelock::try_lock_exclusive`]: an advisory whole-file lock (one monitor per history).
+//! - [`net::UdpReceiver`] and [`icmp::IcmpSocket`]: UDP and raw ICMP sockets with kernel
+//!   receive timestamps (the net probe, the second station).
 
 // Every unsafe block must say why it is sound.
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -24,6 +26,7 @@
 pub mod activity;
 pub mod clock;
 pub mod filelock;
+pub mod icmp;
 pub mod ipc;
 pub mod memory;
 pub mod net;

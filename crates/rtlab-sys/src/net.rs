@@ -206,32 +206,64 @@ impl UdpReceiver {
             Timestamping::Software => 0,
             Timestamping::Hardware => 2,
         };
-        // SAFETY: `msg` was filled by recvmsg: its control pointer and length describe the
-        // control buffer, which CMSG_FIRSTHDR/CMSG_NXTHDR walk within.
-        let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(msg) };
-        while !cmsg.is_null() {
-            // SAFETY: a non-null header returned by CMSG_FIRSTHDR/NXTHDR lies in the buffer.
-            let header = unsafe { &*cmsg };
-            if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SCM_TIMESTAMPING {
-                let needed = std::mem::size_of::<[libc::timespec; 3]>();
-                // SAFETY: CMSG_LEN is arithmetic.
-                if header.cmsg_len as usize >= unsafe { libc::CMSG_LEN(needed as u32) } as usize {
-                    // SAFETY: the message holds three timespecs (length checked); the data
-                    // may not be aligned for timespec, so it is read unaligned.
-                    let times =
-                        unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>()) };
-                    let ts = times[slot];
-                    if ts.tv_sec == 0 && ts.tv_nsec == 0 {
-                        return None;
-                    }
-                    return Some(ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64);
-                }
-            }
-            // SAFETY: as above; NXTHDR returns null past the end.
-            cmsg = unsafe { libc::CMSG_NXTHDR(msg, cmsg) };
-        }
-        None
+        scm_timestamping_ns(msg, slot)
     }
+
+    /// Sends one datagram to `to` from this socket (its replies come back here).
+    pub fn send_to(&self, payload: &[u8], to: SocketAddr) -> Result<usize> {
+        self.socket.send_to(payload, to).map_err(|e| SysError::from_io("sendto", e))
+    }
+}
+
+impl AsRawFd for UdpReceiver {
+    fn as_raw_fd(&self) -> libc::c_int {
+        self.socket.as_raw_fd()
+    }
+}
+
+/// The timespec at `slot` (0: software, 2: raw hardware) of the SCM_TIMESTAMPING message in
+/// `msg`'s control data, in ns; None when there is none or it is zero.
+pub(crate) fn scm_timestamping_ns(msg: &libc::msghdr, slot: usize) -> Option<u64> {
+    // SAFETY: `msg` was filled by recvmsg: its control pointer and length describe the
+    // control buffer, which CMSG_FIRSTHDR/CMSG_NXTHDR walk within.
+    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(msg) };
+    while !cmsg.is_null() {
+        // SAFETY: a non-null header returned by CMSG_FIRSTHDR/NXTHDR lies in the buffer.
+        let header = unsafe { &*cmsg };
+        if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SCM_TIMESTAMPING {
+            let needed = std::mem::size_of::<[libc::timespec; 3]>();
+            // SAFETY: CMSG_LEN is arithmetic.
+            if header.cmsg_len as usize >= unsafe { libc::CMSG_LEN(needed as u32) } as usize {
+                // SAFETY: the message holds three timespecs (length checked); the data
+                // may not be aligned for timespec, so it is read unaligned.
+                let times = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>()) };
+                let ts = times[slot];
+                if ts.tv_sec == 0 && ts.tv_nsec == 0 {
+                    return None;
+                }
+                return Some(ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64);
+            }
+        }
+        // SAFETY: as above; NXTHDR returns null past the end.
+        cmsg = unsafe { libc::CMSG_NXTHDR(msg, cmsg) };
+    }
+    None
+}
+
+/// Waits up to `timeout_ms` (-1: no limit) until one of `fds` is readable; which ones are.
+/// One `poll`, nothing allocated: for sampling loops that serve two sockets.
+pub fn wait_readable_any<const N: usize>(fds: [libc::c_int; N], timeout_ms: i32) -> Result<[bool; N]> {
+    let mut polls = fds.map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 });
+    // SAFETY: `polls` is N valid, writable pollfds and N is passed with them.
+    let rc = unsafe { libc::poll(polls.as_mut_ptr(), N as libc::nfds_t, timeout_ms) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINTR) {
+            return Ok([false; N]);
+        }
+        return Err(SysError::from_io("poll", e));
+    }
+    Ok(polls.map(|p| p.revents & (libc::POLLIN | libc::POLLERR | libc::POLLHUP) != 0))
 }
 
 impl Drop for UdpReceiver {

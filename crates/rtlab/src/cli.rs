@@ -50,6 +50,9 @@ pub enum Command {
     /// The farm overview from Prometheus: every board it scrapes, worst latency today and
     /// this week, kernel changes, silent boards, requirements broken
     Fleet(crate::fleet_cmd::FleetArgs),
+    /// The second station: run on the host under test, it answers the authenticated
+    /// stimuli of `rtlab run -P remote` and receives the floods of remote loads
+    Station(crate::station_cmd::StationArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout
     Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout
@@ -127,6 +130,16 @@ pub struct RunArgs {
     /// net: receive on this network interface (hardware timestamps where it offers them)
     #[arg(long)]
     pub interface: Option<String>,
+    /// remote, remote loads: the station (`rtlab station`) at HOST:PORT
+    #[arg(long)]
+    pub station: Option<String>,
+    /// remote, remote loads: the file with the key shared with the station
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    /// remote: this host's own latency δ to subtract from L_irq [default: calibrated
+    /// against the station before any load starts]
+    #[arg(long)]
+    pub delta: Option<String>,
     /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i) [default: 1ms]
     #[arg(long, short = 'i')]
     pub interval: Option<String>,

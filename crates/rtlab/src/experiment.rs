@@ -71,6 +71,8 @@ pub struct RunPlan {
     pub split_backend: crate::cli::SplitBackendArg,
     /// `--explain-above`: explain samples above this (None: each thread's worst).
     pub explain_above_ns: Option<u64>,
+    /// `--station`, `--key`: the second station.
+    pub station: Option<crate::probe_plan::StationTarget>,
 }
 
 pub fn policy_of(arg: PolicyArg) -> Policy {
@@ -254,6 +256,7 @@ impl RunPlan {
             split: args.split,
             split_backend: args.split_backend,
             explain_above_ns,
+            station: resolved.station,
         })
     }
 

@@ -66,6 +66,9 @@ pub struct ExperimentFile {
     pub trigger_cpu: Option<String>,
     pub bind: Option<String>,
     pub interface: Option<String>,
+    pub station: Option<String>,
+    pub key: Option<PathBuf>,
+    pub delta: Option<String>,
     pub interval: Option<String>,
     pub priority: Option<i64>,
     pub policy: Option<PolicyArg>,
@@ -139,6 +142,9 @@ impl ExperimentFile {
         fill(&mut args.trigger_cpu, self.trigger_cpu);
         fill(&mut args.bind, self.bind);
         fill(&mut args.interface, self.interface);
+        fill(&mut args.station, self.station);
+        fill(&mut args.key, self.key);
+        fill(&mut args.delta, self.delta);
         fill(&mut args.interval, self.interval);
         fill(&mut args.priority, self.priority);
         fill(&mut args.policy, self.policy);

@@ -10,6 +10,7 @@ mod fleet_cmd;
 mod history_cmd;
 mod import_cmd;
 mod monitor_cmd;
+mod station_cmd;
 mod packaging;
 mod plan_values;
 mod probe_build;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Command::Monitor(args) => monitor_cmd::cmd_monitor(&args),
         Command::History(args) => history_cmd::cmd_history(&args),
         Command::Fleet(args) => fleet_cmd::cmd_fleet(&args),
+        Command::Station(args) => station_cmd::cmd_station(&args),
         Command::Completions(args) => packaging::cmd_completions(&args),
         Command::Manpage(args) => packaging::cmd_manpage(&args),
         Command::LoadHost(args) => cmd_load_host(&args),

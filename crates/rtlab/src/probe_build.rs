@@ -6,6 +6,7 @@ use crate::experiment::RunPlan;
 use rtlab_probe::ipc::{IpcConfig, IpcProbe, Mechanism};
 use rtlab_probe::jitter::{JitterConfig, JitterProbe};
 use rtlab_probe::net::{NetConfig, NetProbe};
+use rtlab_probe::remote::{DeltaEstimate, RemoteConfig, RemoteProbe};
 use rtlab_probe::sleep::{SleepConfig, SleepProbe};
 use rtlab_probe::sweep::{SweepConfig, SweepProbe, SweptProbe};
 use rtlab_probe::switch::{SwitchConfig, SwitchProbe, SwitchVariant};
@@ -25,6 +26,9 @@ pub struct BuildContext {
     pub trace_dir: Option<PathBuf>,
     /// With `--split`: where the timer or net probe hands its samples to the split.
     pub split_tap: Option<rtlab_probe::raw::SampleTap>,
+    /// `remote`: δ, calibrated before the loads or given (None: not known yet, while the
+    /// probe is only checked).
+    pub remote_delta: Option<rtlab_probe::remote::DeltaEstimate>,
 }
 
 /// Each probe's budget in a scenario: with `--samples`, that many per thread; with a
@@ -61,6 +65,57 @@ pub fn expected_ns(plan: &RunPlan, probe: ProbeChoice) -> u64 {
             n.saturating_mul(period)
         }
     }
+}
+
+/// The remote probe's configuration (the station comes from the plan).
+pub fn remote_config(
+    plan: &RunPlan,
+    stimulus: Stimulus,
+    sampling: Sampling,
+    delta: Option<DeltaEstimate>,
+) -> Result<RemoteConfig, ProbeError> {
+    let station = plan
+        .station
+        .as_ref()
+        .ok_or_else(|| ProbeError::Config("remote: no station was given (--station HOST:PORT --key FILE)".into()))?;
+    let delta = delta.or(plan.probe_settings.delta_given_ns.map(|ns| DeltaEstimate::given(ns as i64)));
+    Ok(RemoteConfig { stimulus, sampling, station: station.address, key: station.key.clone(), delta })
+}
+
+/// δ for the remote probe, calibrated against the idle station before any load starts
+/// (Regnier: "estimated by carrying out the first experiment without E_L"), unless --delta
+/// gave it.
+pub fn calibrate_remote(plan: &RunPlan, setup: ThreadSetup) -> Result<Option<DeltaEstimate>, ProbeError> {
+    if !plan.probes.contains(&ProbeChoice::Remote) {
+        return Ok(None);
+    }
+    if let Some(ns) = plan.probe_settings.delta_given_ns {
+        return Ok(Some(DeltaEstimate::given(ns as i64)));
+    }
+    let s = &plan.probe_settings;
+    let stimulus = Stimulus {
+        receiver_cpu: s.receiver_cpu,
+        trigger_cpu: s.trigger_cpu,
+        rate_hz: rtlab_probe::remote::CALIBRATION_RATE_HZ,
+        trigger_setup: ThreadSetup {
+            priority: if setup.policy.is_realtime() { s.trigger_priority } else { 0 },
+            ..setup
+        },
+    };
+    let sampling = Sampling {
+        budget: Budget::Samples(rtlab_probe::remote::CALIBRATION_STIMULI),
+        histogram_max_ns: plan.histogram_max_ns,
+        raw_dir: None,
+        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+        setup,
+    };
+    let config = remote_config(plan, stimulus, sampling, None)?;
+    rtlab_probe::remote::calibrate(
+        config,
+        rtlab_probe::remote::CALIBRATION_STIMULI,
+        rtlab_probe::remote::CALIBRATION_RATE_HZ,
+    )
+    .map(Some)
 }
 
 /// Builds one probe: everything its threads touch is allocated here, and its mechanism is
@@ -137,6 +192,12 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
             })?)
         }
         ProbeChoice::Net => Box::new(NetProbe::new(net(budget))?),
+        ProbeChoice::Remote => Box::new(RemoteProbe::new(remote_config(
+            plan,
+            stimulus("remote", false),
+            sampling(budget),
+            context.remote_delta,
+        )?)?),
         ProbeChoice::Ipc(m) => Box::new(IpcProbe::new(ipc(m, budget))?),
         ProbeChoice::Switch => Box::new(SwitchProbe::new(SwitchConfig {
             stimulus: stimulus("switch", true),

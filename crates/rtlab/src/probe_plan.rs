@@ -12,7 +12,7 @@ use rtlab_results::run::ProbeSettings;
 use std::collections::BTreeMap;
 
 /// The probes `--probe` accepts, in the order of `--help`.
-pub const PROBE_NAMES: [&str; 11] = [
+pub const PROBE_NAMES: [&str; 12] = [
     "timer",
     "jitter",
     "sleep",
@@ -24,6 +24,7 @@ pub const PROBE_NAMES: [&str; 11] = [
     "ipc:signal",
     "switch",
     "sweep",
+    "remote",
 ];
 
 /// One probe of the run.
@@ -36,6 +37,8 @@ pub enum ProbeChoice {
     Ipc(Mechanism),
     Switch,
     Sweep,
+    /// Regnier's experiment 2 against a second station (`--station`).
+    Remote,
     /// A task set run for real (`--taskset FILE`, never `--probe`).
     Taskset,
 }
@@ -49,6 +52,7 @@ impl ProbeChoice {
             "net" => ProbeChoice::Net,
             "switch" => ProbeChoice::Switch,
             "sweep" => ProbeChoice::Sweep,
+            "remote" => ProbeChoice::Remote,
             other => ProbeChoice::Ipc(Mechanism::from_name(other.strip_prefix("ipc:")?)?),
         })
     }
@@ -62,6 +66,7 @@ impl ProbeChoice {
             ProbeChoice::Ipc(m) => m.probe_name(),
             ProbeChoice::Switch => "switch",
             ProbeChoice::Sweep => "sweep",
+            ProbeChoice::Remote => "remote",
             ProbeChoice::Taskset => "taskset",
         }
     }
@@ -72,6 +77,7 @@ impl ProbeChoice {
             ProbeChoice::Net => Some(rtlab_probe::net::DEFAULT_RATE_HZ),
             ProbeChoice::Ipc(_) => Some(rtlab_probe::ipc::DEFAULT_RATE_HZ),
             ProbeChoice::Switch => Some(rtlab_probe::switch::DEFAULT_RATE_HZ),
+            ProbeChoice::Remote => Some(rtlab_probe::remote::DEFAULT_RATE_HZ),
             _ => None,
         }
     }
@@ -81,6 +87,38 @@ impl ProbeChoice {
 pub struct ResolvedProbes {
     pub probes: Vec<ProbeChoice>,
     pub settings: ProbeSettings,
+    /// `--station` and `--key`, read and checked.
+    pub station: Option<StationTarget>,
+}
+
+/// The second station of `remote` and the remote loads.
+#[derive(Debug, Clone)]
+pub struct StationTarget {
+    pub address: std::net::SocketAddrV4,
+    pub key: rtlab_station::protocol::Key,
+    pub key_file: std::path::PathBuf,
+}
+
+/// `--station` and `--key`: both or neither; `remote` and the `remote:` loads need them.
+fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Result<Option<StationTarget>> {
+    let remote_loads = args.load.as_deref().is_some_and(|l| l.contains("remote:"));
+    match (&args.station, &args.key) {
+        (None, None) if remote_used => {
+            Err(usage("--probe remote needs the station: --station HOST:PORT --key FILE (see docs/station.md)"))
+        }
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(usage("--station needs --key FILE, the key shared with the station")),
+        (None, Some(_)) => Err(usage("--key is the station's key: add --station HOST:PORT")),
+        (Some(text), Some(key_file)) => {
+            if !remote_used && !remote_loads {
+                return Err(usage("--station has no effect without --probe remote or a remote: load"));
+            }
+            let address =
+                rtlab_station::client::parse_station_address(text).map_err(|e| usage(format!("--station {e}")))?;
+            let key = rtlab_station::protocol::Key::from_file(key_file).map_err(|e| usage(format!("--key: {e}")))?;
+            Ok(Some(StationTarget { address, key, key_file: key_file.clone() }))
+        }
+    }
 }
 
 /// A list of periods: "300us,1ms", bare numbers in µs.
@@ -206,7 +244,29 @@ pub fn resolve(
             rates_hz.insert(p.name().to_string(), given_rate.unwrap_or(default));
         }
     }
-    let stimulus_used = uses(|p| matches!(p, ProbeChoice::Net | ProbeChoice::Ipc(_) | ProbeChoice::Sweep));
+    let stimulus_used =
+        uses(|p| matches!(p, ProbeChoice::Net | ProbeChoice::Ipc(_) | ProbeChoice::Sweep | ProbeChoice::Remote));
+    let remote_used = uses(|p| *p == ProbeChoice::Remote);
+    let station = resolve_station(args, remote_used)?;
+    let delta_given_ns = match &args.delta {
+        Some(text) => {
+            unused("--delta", remote_used)?;
+            let ns = parse_time_ns(text).map_err(|e| usage(format!("--delta: {e}")))?;
+            if ns > 10_000_000 {
+                return Err(usage(format!("--delta {text}: at most 10ms")));
+            }
+            Some(ns)
+        }
+        None => None,
+    };
+    if let Some(hz) = rates_hz.get("remote") {
+        if *hz > rtlab_probe::remote::MAX_RATE_HZ {
+            return Err(usage(format!(
+                "--rate: the remote probe sends at most {} stimuli/s",
+                rtlab_probe::remote::MAX_RATE_HZ
+            )));
+        }
+    }
     let receiver_cpu = cpus[0];
     let trigger_cpu = match args.trigger_cpu.as_deref().map(str::trim) {
         Some(text) => {
@@ -249,8 +309,10 @@ pub fn resolve(
         trigger_priority: (priority - 1).max(1),
         bind: args.bind.as_ref().map(|b| b.trim().to_string()),
         interface: args.interface.clone(),
+        station: station.as_ref().map(|s| s.address.to_string()),
+        delta_given_ns,
     };
-    Ok(ResolvedProbes { probes, settings })
+    Ok(ResolvedProbes { probes, settings, station })
 }
 
 /// A task set to run for real, read and analysed before anything runs.

@@ -199,9 +199,16 @@ pub fn run(
     // queues, no socket timestamps; exit 3) fails here, cleanly.
     for &probe in &plan.probes {
         let clock = if simulated { ClockKind::Simulated { seed: 0 } } else { ClockKind::Monotonic };
-        let context = BuildContext { setup, raw_dir: None, clock, trace_dir: None, split_tap: None };
+        let context =
+            BuildContext { setup, raw_dir: None, clock, trace_dir: None, split_tap: None, remote_delta: None };
         drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
+    // δ of the remote probe, measured while the station is idle: before any load.
+    if plan.probes.contains(&crate::probe_plan::ProbeChoice::Remote) && plan.probe_settings.delta_given_ns.is_none() {
+        progress::note(plan, "Calibrating δ against the idle station");
+    }
+    let remote_delta = probe_build::calibrate_remote(plan, setup)
+        .map_err(|e| probe_error(crate::probe_plan::ProbeChoice::Remote, e))?;
     // --split with tracefs on a host booted without it: mounted for the run (as root),
     // unmounted when `_tracefs_mount` drops at the end of the run, on every path.
     let (_tracefs_mount, split_backend) = if plan.split {
@@ -228,7 +235,7 @@ pub fn run(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let mut outcome = measure_scenario(plan, index, planned, setup, split_backend.as_ref(), &stop)?;
+        let mut outcome = measure_scenario(plan, index, planned, setup, split_backend.as_ref(), remote_delta, &stop)?;
         splits.append(&mut outcome.splits);
         for note in outcome.notes {
             if !realtime.notes.contains(&note) {
@@ -356,6 +363,7 @@ fn measure_scenario(
     planned: &ScenarioPlan,
     setup: ThreadSetup,
     split_backend: Option<&crate::split_run::Backend>,
+    remote_delta: Option<rtlab_probe::remote::DeltaEstimate>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ScenarioOutcome> {
     let simulated = plan.simulate.is_some();
@@ -425,7 +433,7 @@ fn measure_scenario(
         let trace_dir = (split.is_some() && plan.raw)
             .then(|| plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name()));
         let (split_tap, split) = split.unzip();
-        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock, trace_dir, split_tap };
+        let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock, trace_dir, split_tap, remote_delta };
         let title = match (plan.scenarios.len(), plan.probes.len()) {
             (1, 1) => name.to_string(),
             (1, n) => format!("{} ({}/{n})", choice.name(), probe_index + 1),

@@ -1,0 +1,786 @@
+//! The remote probe (Regnier et al. 2008, experiment 2): this host, the measuring side E_T,
+//! stimulates a station E_M (`rtlab station`) and timestamps its two answers on its own
+//! clock. docs/probes/remote.md has the definitions beside the paper's.
+//!
+//! One stimulus is one ICMP echo request carrying an authenticated STIMULUS message:
+//! - t1: this host's CLOCK_REALTIME immediately before `sendto`;
+//! - t2: the kernel receive timestamp of the echo reply that the station's kernel sends
+//!   from its receive softirq (the early answer: "from the interrupt handler");
+//! - t3: the kernel receive timestamp of the ANSWER that the station's real-time task sends
+//!   Δ after it woke.
+//!
+//! Metrics per stimulus: `remote.irq` = t2 − t1 − δ̄ (L_irq), `remote.act` = t3 − t2 − Δ
+//! (L_act), `remote.rtt` = t3 − t1, and `remote.station_act`, the station's own activation
+//! latency (its kernel receive time to its task's wake-up, one clock). δ̄ is this host's
+//! own latency, calibrated first ([`calibrate`]) the paper's way: without load, t2 − t1 = 2δ.
+//! So per sample irq + act + Δ + δ̄ = rtt exactly (δ̄ is kept in whole ns).
+//!
+//! Every stimulus is accounted for: a sample, or lost (no echo, no answer, or neither).
+//! The paper's pitfalls are counted, not hidden: answers that crossed (t3 before t2) and
+//! negative L_act from δ's spread.
+
+use crate::live::LiveStats;
+use crate::raw::{RawDrain, RawWriter};
+use crate::recorder::{raw_target, MetricRecorder};
+use crate::workers::{run_workers, Ending, Worker};
+use crate::{rate_tag, Budget, Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput};
+use rtlab_station::client::{accept_welcome, hello, silent_station};
+use rtlab_station::protocol::{self, Answer, Key, Kind, MAX_MESSAGE_LEN};
+use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
+use rtlab_sys::icmp::{internet_checksum, IcmpRecv, IcmpSocket, ECHO_REPLY, ECHO_REQUEST};
+use rtlab_sys::net::{realtime_ns, wait_readable_any, RecvOutcome, UdpReceiver};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Regnier's 20 Hz.
+pub const DEFAULT_RATE_HZ: f64 = 20.0;
+/// The highest stimulus rate (the station answers 1000/s by default).
+pub const MAX_RATE_HZ: f64 = 1_000.0;
+/// Stimuli of the δ calibration (at 100 Hz: 4 s).
+pub const CALIBRATION_STIMULI: u64 = 400;
+pub const CALIBRATION_RATE_HZ: f64 = 100.0;
+/// Stimuli in flight at most: slots of the pairing table.
+const SLOTS: usize = 1024;
+/// How long an answer is waited for after its stimulus was sent.
+const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
+/// ICMP header (8) + STIMULUS message.
+const STIMULUS_ICMP_LEN: usize = 8 + HEADER_AND_STIMULUS;
+const HEADER_AND_STIMULUS: usize = protocol::HEADER_LEN + 8 + protocol::TAG_LEN;
+
+/// δ, this host's own latency, as subtracted from t2 − t1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeltaEstimate {
+    /// δ̄ in whole ns (what is subtracted).
+    pub mean_ns: i64,
+    /// Spread of δ (standard deviation), min and max (paper: δ ∈ [δmin, δmax]).
+    pub sd_ns: f64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    /// Calibration stimuli behind the estimate (0: given by the user).
+    pub samples: u64,
+}
+
+impl DeltaEstimate {
+    /// δ given by the user (`--delta`): no spread known.
+    pub fn given(ns: i64) -> Self {
+        Self { mean_ns: ns, sd_ns: 0.0, min_ns: ns, max_ns: ns, samples: 0 }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RemoteConfig {
+    /// Rate, receiver (pairing) and trigger CPUs.
+    pub stimulus: Stimulus,
+    pub sampling: Sampling,
+    pub station: SocketAddrV4,
+    pub key: Key,
+    /// δ̄ to subtract; None while calibrating (t2 − t1 is then recorded as is).
+    pub delta: Option<DeltaEstimate>,
+}
+
+struct Recorders {
+    irq: MetricRecorder,
+    act: MetricRecorder,
+    rtt: MetricRecorder,
+    station_act: MetricRecorder,
+}
+
+pub struct RemoteProbe {
+    config: RemoteConfig,
+    live: Arc<LiveStats>,
+    icmp_in: IcmpSocket,
+    icmp_out: IcmpSocket,
+    answers: UdpReceiver,
+    session: u64,
+    /// The station's Δ (from its WELCOME).
+    station_delta_ns: u64,
+    recorders: Recorders,
+    raw_drains: Vec<RawDrain>,
+    stimuli: u64,
+    /// First sequence number of the measured window (the set-up check used earlier ones).
+    first_sequence: u64,
+}
+
+impl RemoteProbe {
+    /// Opens the sockets, opens a session with the station and checks one full round trip
+    /// (echo and answer, both timestamped) before anything is measured.
+    pub fn new(config: RemoteConfig) -> Result<Self, ProbeError> {
+        let rate = config.stimulus.rate_hz;
+        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_HZ) {
+            return Err(ProbeError::Config(format!("remote: the rate must be above 0 and at most {MAX_RATE_HZ} Hz")));
+        }
+        let unavailable = |what: &str, reason: String| ProbeError::Unavailable {
+            probe: "remote".into(),
+            what: what.to_string(),
+            reason,
+        };
+        let icmp_in = IcmpSocket::open().map_err(|e| unavailable("a raw ICMP socket", e.to_string()))?;
+        icmp_in
+            .keep_only(ECHO_REPLY, protocol::MAGIC)
+            .map_err(|e| unavailable("a filtered raw ICMP socket", e.to_string()))?;
+        let icmp_out = IcmpSocket::open().map_err(|e| unavailable("a raw ICMP socket", e.to_string()))?;
+        // The sending socket would otherwise queue a copy of every ICMP message.
+        icmp_out.keep_only(u8::MAX, [0; 4]).map_err(|e| unavailable("a raw ICMP socket", e.to_string()))?;
+        let mut answers = UdpReceiver::bind(IpAddr::V4(Ipv4Addr::UNSPECIFIED), None)
+            .map_err(|e| unavailable("a timestamping UDP socket", e.to_string()))?;
+        let (session, welcome) = open_session(&mut answers, &config.key, config.station)
+            .map_err(|reason| unavailable(&format!("the station at {}", config.station), reason))?;
+
+        let period = config.stimulus.period_ns();
+        let stimuli = config.sampling.budget.cycles(period);
+        if stimuli == 0 {
+            return Err(ProbeError::Config("remote: the run must take at least one sample".into()));
+        }
+        let planned_ns = stimuli.saturating_mul(period);
+        let cpu = config.stimulus.receiver_cpu;
+        let mut raw_drains = Vec::new();
+        let mut recorder = |metric: &str| -> Result<MetricRecorder, ProbeError> {
+            let raw = raw_target(
+                config.sampling.raw_dir.as_deref(),
+                &format!("remote-{metric}-{}hz-cpu{cpu}.bin", rate_tag(rate)),
+                config.sampling.raw_ring_capacity,
+                &mut raw_drains,
+            );
+            MetricRecorder::new(format!("remote.{metric}"), config.sampling.histogram_max_ns, planned_ns, raw, 0)
+        };
+        let recorders = Recorders {
+            irq: recorder("irq")?,
+            act: recorder("act")?,
+            rtt: recorder("rtt")?,
+            station_act: recorder("station_act")?,
+        };
+        let mut probe = Self {
+            live: Arc::new(LiveStats::new(cpu)),
+            config,
+            icmp_in,
+            icmp_out,
+            answers,
+            session,
+            station_delta_ns: welcome.delta_ns,
+            recorders,
+            raw_drains,
+            stimuli,
+            first_sequence: 2,
+        };
+        probe
+            .check_round_trip()
+            .map_err(|reason| unavailable(&format!("the station at {}", probe.config.station), reason))?;
+        Ok(probe)
+    }
+
+    /// The station's Δ.
+    pub fn station_delta_ns(&self) -> u64 {
+        self.station_delta_ns
+    }
+
+    /// One stimulus (sequence 1) whose echo and answer must both come back, timestamped,
+    /// within 1 s: a station that is not there, a kernel that does not answer pings or a
+    /// route that loses them fails here.
+    fn check_round_trip(&mut self) -> Result<(), String> {
+        let mut message = [0u8; STIMULUS_ICMP_LEN];
+        stimulus_message(&self.config.key, self.session, 1, &mut message);
+        self.icmp_out.send_to(&message, *self.config.station.ip()).map_err(|e| e.to_string())?;
+        let (mut echo, mut answer) = (false, false);
+        let deadline = monotonic_ns() + 1_000_000_000;
+        let mut buf = [0u8; 1536];
+        while !(echo && answer) {
+            let now = monotonic_ns();
+            if now >= deadline {
+                break;
+            }
+            let wait_ms = ((deadline - now) / 1_000_000).max(1) as i32;
+            let ready = wait_readable_any([self.icmp_in.as_raw_fd(), self.answers.as_raw_fd()], wait_ms)
+                .map_err(|e| e.to_string())?;
+            if ready[0] {
+                if let IcmpRecv::Packet { len, kernel_rx_ns: Some(_), .. } =
+                    self.icmp_in.recv(&mut buf).map_err(|e| e.to_string())?
+                {
+                    echo |= matches!(parse_echo(&self.config.key, &buf[..len]), Some((s, 1)) if s == self.session);
+                }
+            }
+            if ready[1] {
+                if let RecvOutcome::Datagram { len, kernel_rx_ns: Some(_) } =
+                    self.answers.recv_with_timestamp(&mut buf).map_err(|e| e.to_string())?
+                {
+                    answer |=
+                        matches!(parse_answer(&self.config.key, &buf[..len]), Some((s, 1, _)) if s == self.session);
+                }
+            }
+        }
+        match (echo, answer) {
+            (true, true) => Ok(()),
+            (false, true) => Err("the station's task answered but no ICMP echo reply came back within 1 s: does \
+                                  the station's kernel answer pings (net.ipv4.icmp_echo_ignore_all)?"
+                .into()),
+            (true, false) => {
+                Err("the station's kernel answered the ping but its task did not answer within 1 s".into())
+            }
+            (false, false) => Err("neither the ping echo nor the task's answer came back within 1 s".into()),
+        }
+    }
+}
+
+/// HELLO from `socket` (so that the answers come back to it) until an authenticated
+/// WELCOME: 3 attempts of 700 ms.
+fn open_session(
+    socket: &mut UdpReceiver,
+    key: &Key,
+    station: SocketAddrV4,
+) -> Result<(u64, protocol::Welcome), String> {
+    let mut out = [0u8; MAX_MESSAGE_LEN];
+    let mut buf = [0u8; 2048];
+    for _ in 0..3 {
+        let (len, nonce) = hello(key, &mut out);
+        socket.send_to(&out[..len], SocketAddr::V4(station)).map_err(|e| e.to_string())?;
+        let deadline = monotonic_ns() + 700_000_000;
+        loop {
+            let now = monotonic_ns();
+            if now >= deadline {
+                break;
+            }
+            if !socket.wait_readable(((deadline - now) / 1_000_000).max(1) as i32).map_err(|e| e.to_string())? {
+                break;
+            }
+            match socket.recv_with_timestamp(&mut buf) {
+                Ok(RecvOutcome::Datagram { len, .. }) => {
+                    if let Some(found) = accept_welcome(key, &buf[..len], &nonce) {
+                        return Ok(found);
+                    }
+                }
+                Ok(RecvOutcome::Interrupted) => {}
+                // ECONNREFUSED: nothing listens on the station's port (yet).
+                Err(_) => {
+                    sleep_relative_ns(10_000_000).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+    }
+    Err(silent_station(station).to_string())
+}
+
+/// An ICMP echo request carrying STIMULUS `sequence` of `session`.
+fn stimulus_message(key: &Key, session: u64, sequence: u64, out: &mut [u8; STIMULUS_ICMP_LEN]) {
+    out[..8].fill(0);
+    out[0] = ECHO_REQUEST;
+    // Identifier and sequence of the echo: informative only (the message carries both).
+    out[4..6].copy_from_slice(&(session as u16).to_be_bytes());
+    out[6..8].copy_from_slice(&(sequence as u16).to_be_bytes());
+    let mut message = [0u8; MAX_MESSAGE_LEN];
+    // The body (8 bytes the station echoes without reading) is unused: t1 is kept here.
+    protocol::encode(key, Kind::Stimulus, session, sequence, &[0; 8], &mut message);
+    out[8..].copy_from_slice(&message[..HEADER_AND_STIMULUS]);
+    let sum = internet_checksum(out);
+    out[2..4].copy_from_slice(&sum.to_be_bytes());
+}
+
+/// (session, sequence) of an echo reply carrying one of our stimuli.
+fn parse_echo(key: &Key, packet: &[u8]) -> Option<(u64, u64)> {
+    let ihl = usize::from(*packet.first()? & 0x0f) * 4;
+    if ihl < 20 || packet.get(ihl).copied() != Some(ECHO_REPLY) {
+        return None;
+    }
+    let (header, _) = protocol::decode(key, packet.get(ihl + 8..)?).ok()?;
+    (header.kind == Kind::Stimulus).then_some((header.session, header.sequence))
+}
+
+/// (session, sequence, body) of an authenticated ANSWER.
+fn parse_answer(key: &Key, message: &[u8]) -> Option<(u64, u64, Answer)> {
+    let (header, body) = protocol::decode(key, message).ok()?;
+    (header.kind == Kind::Answer).then(|| (header.session, header.sequence, Answer::from_body(body)))
+}
+
+/// What the trigger shares with the receiver: per slot the sequence sent and its t1.
+struct SentTable {
+    sequence: Vec<AtomicU64>,
+    t1_ns: Vec<AtomicU64>,
+    /// Stimuli of the window sent so far, and the trigger's first send (CLOCK_MONOTONIC).
+    sent: AtomicU64,
+    start_monotonic: AtomicU64,
+    send_errors: AtomicU64,
+    skipped_periods: AtomicU64,
+}
+
+impl SentTable {
+    fn new() -> Self {
+        Self {
+            sequence: (0..SLOTS).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            t1_ns: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            sent: AtomicU64::new(0),
+            start_monotonic: AtomicU64::new(0),
+            send_errors: AtomicU64::new(0),
+            skipped_periods: AtomicU64::new(0),
+        }
+    }
+
+    /// t1 of `sequence` if its slot still holds it.
+    fn t1_of(&self, sequence: u64) -> Option<u64> {
+        let slot = (sequence % SLOTS as u64) as usize;
+        let t1 = self.t1_ns[slot].load(Ordering::Acquire);
+        (self.sequence[slot].load(Ordering::Acquire) == sequence).then_some(t1)
+    }
+}
+
+impl Probe for RemoteProbe {
+    fn name(&self) -> &'static str {
+        "remote"
+    }
+
+    fn live(&self) -> Vec<Arc<LiveStats>> {
+        vec![self.live.clone()]
+    }
+
+    fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
+        let RemoteProbe {
+            config,
+            live,
+            icmp_in,
+            icmp_out,
+            answers,
+            session,
+            station_delta_ns,
+            recorders,
+            raw_drains,
+            stimuli,
+            first_sequence,
+        } = *self;
+        let writer = RawWriter::for_drains(raw_drains)?;
+        let group_stop = Arc::new(AtomicBool::new(false));
+        let ready = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(SentTable::new());
+        let stimulus = config.stimulus;
+        let period = stimulus.period_ns();
+        let delta_ns = config.delta.map_or(0, |d| d.mean_ns);
+        let pairing = Pairing {
+            icmp: icmp_in,
+            answers,
+            key: config.key.clone(),
+            session,
+            first_sequence,
+            stimuli,
+            period,
+            delta_ns,
+            station_delta_ns,
+            recorders,
+            live,
+            sent: sent.clone(),
+            cpu: stimulus.receiver_cpu,
+            setup: config.sampling.setup,
+        };
+        let trigger = Trigger {
+            icmp: icmp_out,
+            key: config.key.clone(),
+            station: *config.station.ip(),
+            session,
+            first_sequence,
+            stimuli,
+            period,
+            sent: sent.clone(),
+            cpu: stimulus.trigger_cpu,
+            setup: stimulus.trigger_setup,
+        };
+        let workers = vec![
+            Worker {
+                cpu: stimulus.receiver_cpu,
+                name: format!("rtlab-remote/{}", stimulus.receiver_cpu),
+                body: Box::new({
+                    let (group_stop, stop, ready) = (group_stop.clone(), stop.clone(), ready.clone());
+                    move || pairing.run(&group_stop, &stop, &ready).map(Some)
+                }),
+            },
+            Worker {
+                cpu: stimulus.trigger_cpu,
+                name: format!("rtlab-tx/{}", stimulus.trigger_cpu),
+                body: Box::new({
+                    let (group_stop, ready) = (group_stop.clone(), ready.clone());
+                    move || trigger.run(&group_stop, &ready).map(|()| None)
+                }),
+            },
+        ];
+        let (mut threads, raw_written) = run_workers(workers, &stop, Ending::Coupled { group_stop }, writer, true)?;
+        let mut notes = vec![
+            "software timestamps: t2 and t3 are the kernel's receive times on this host (SO_TIMESTAMPING), t1 this \
+             host's clock just before sendto"
+                .to_string(),
+        ];
+        match config.delta {
+            Some(d) if d.samples > 0 => notes.push(format!(
+                "δ (this host's own latency) calibrated without load from {} stimuli as half of t2 − t1: mean {:.1} µs, \
+                 SD {:.1} µs, range [{:.1}, {:.1}] µs; L_act values within ±{:.1} µs of 0 can come from δ's spread",
+                d.samples,
+                d.mean_ns as f64 / 1e3,
+                d.sd_ns / 1e3,
+                d.min_ns as f64 / 1e3,
+                d.max_ns as f64 / 1e3,
+                (d.max_ns - d.min_ns) as f64 / 1e3
+            )),
+            Some(d) => notes.push(format!("δ given: {:.1} µs (not calibrated)", d.mean_ns as f64 / 1e3)),
+            None => notes.push("calibration: δ not subtracted (remote.irq is t2 − t1)".into()),
+        }
+        for thread in &mut threads {
+            thread.thread_name = format!("remote/{}", thread.cpu);
+            let d = config.delta.unwrap_or(DeltaEstimate::given(0));
+            thread.details.extend([
+                ("rate_hz".to_string(), Detail::Float(stimulus.rate_hz)),
+                ("trigger_cpu".to_string(), Detail::Int(stimulus.trigger_cpu as i64)),
+                ("station".to_string(), Detail::Text(config.station.to_string())),
+                ("timestamping".to_string(), Detail::Text("software".into())),
+                ("station_delta_ns".to_string(), Detail::Int(station_delta_ns as i64)),
+                ("delta_mean_ns".to_string(), Detail::Int(d.mean_ns)),
+                ("delta_sd_ns".to_string(), Detail::Float(d.sd_ns)),
+                ("delta_min_ns".to_string(), Detail::Int(d.min_ns)),
+                ("delta_max_ns".to_string(), Detail::Int(d.max_ns)),
+                ("delta_samples".to_string(), Detail::Int(d.samples as i64)),
+                ("send_errors".to_string(), Detail::Int(sent.send_errors.load(Ordering::Relaxed) as i64)),
+                (
+                    "trigger_skipped_periods".to_string(),
+                    Detail::Int(sent.skipped_periods.load(Ordering::Relaxed) as i64),
+                ),
+            ]);
+        }
+        Ok(ProbeOutput { probe: "remote".into(), threads, raw_written, notes })
+    }
+}
+
+struct Trigger {
+    icmp: IcmpSocket,
+    key: Key,
+    station: Ipv4Addr,
+    session: u64,
+    first_sequence: u64,
+    stimuli: u64,
+    period: u64,
+    sent: Arc<SentTable>,
+    cpu: usize,
+    setup: crate::ThreadSetup,
+}
+
+impl Trigger {
+    /// Sends the window's stimuli at the rate. The message (and its tag) is built before
+    /// t1 is read, so t2 − t1 holds no HMAC time.
+    fn run(self, group_stop: &AtomicBool, ready: &AtomicBool) -> Result<(), ProbeError> {
+        let cpu = self.cpu;
+        let _setup = self.setup.apply(cpu)?;
+        let sampling_err = |source| ProbeError::Sampling { cpu, source };
+        while !ready.load(Ordering::Acquire) {
+            if group_stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            sleep_relative_ns(1_000_000).map_err(sampling_err)?;
+        }
+        let mut message = [0u8; STIMULUS_ICMP_LEN];
+        let mut next = monotonic_ns() + self.period;
+        self.sent.start_monotonic.store(next, Ordering::Release);
+        let (mut index, mut send_errors, mut skipped) = (0u64, 0u64, 0u64);
+        while index < self.stimuli && !group_stop.load(Ordering::Relaxed) {
+            if sleep_until_monotonic_ns(next).map_err(sampling_err)? == SleepOutcome::Interrupted {
+                continue;
+            }
+            let sequence = self.first_sequence + index;
+            stimulus_message(&self.key, self.session, sequence, &mut message);
+            let slot = (sequence % SLOTS as u64) as usize;
+            let t1 = realtime_ns();
+            self.sent.t1_ns[slot].store(t1, Ordering::Release);
+            self.sent.sequence[slot].store(sequence, Ordering::Release);
+            if self.icmp.send_to(&message, self.station).is_err() {
+                send_errors += 1;
+            }
+            index += 1;
+            self.sent.sent.store(index, Ordering::Release);
+            next += self.period;
+            let now = monotonic_ns();
+            if now >= next {
+                // A whole period late: skip rather than burst (answers would queue).
+                let missed = (now - next) / self.period + 1;
+                next += missed * self.period;
+                skipped += missed;
+            }
+        }
+        self.sent.send_errors.store(send_errors, Ordering::Relaxed);
+        self.sent.skipped_periods.store(skipped, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// One stimulus in flight.
+#[derive(Clone, Copy)]
+struct Pending {
+    sequence: u64,
+    t2_ns: Option<u64>,
+    t3_ns: Option<u64>,
+    answer: Answer,
+}
+
+const EMPTY: Pending = Pending {
+    sequence: u64::MAX,
+    t2_ns: None,
+    t3_ns: None,
+    answer: Answer { sent_ns: 0, station_rx_ns: 0, station_wake_ns: 0, station_send_ns: 0 },
+};
+
+/// How each stimulus ended.
+#[derive(Default)]
+struct Accounting {
+    samples: u64,
+    lost_echo: u64,
+    lost_answer: u64,
+    lost_both: u64,
+    /// t3 before t2: the task's answer overtook the kernel's (Δ too short).
+    crossed: u64,
+    /// L_act < 0 without crossing: within δ's spread.
+    negative_act: u64,
+    /// Received but not ours: failed authentication, another session, a duplicate.
+    junk: u64,
+    /// Answers without a kernel timestamp (not used).
+    untimestamped: u64,
+}
+
+struct Pairing {
+    icmp: IcmpSocket,
+    answers: UdpReceiver,
+    key: Key,
+    session: u64,
+    first_sequence: u64,
+    stimuli: u64,
+    period: u64,
+    delta_ns: i64,
+    station_delta_ns: u64,
+    recorders: Recorders,
+    live: Arc<LiveStats>,
+    sent: Arc<SentTable>,
+    cpu: usize,
+    setup: crate::ThreadSetup,
+}
+
+impl Pairing {
+    fn run(
+        mut self,
+        group_stop: &AtomicBool,
+        stop: &AtomicBool,
+        ready: &AtomicBool,
+    ) -> Result<ThreadOutput, ProbeError> {
+        let cpu = self.cpu;
+        let _setup = self.setup.apply(cpu)?;
+        let mut pending = vec![EMPTY; SLOTS];
+        let mut accounting = Accounting::default();
+        ready.store(true, Ordering::Release);
+        let finalized = self
+            .sample_loop(group_stop, &mut pending, &mut accounting)
+            .map_err(|source| ProbeError::Sampling { cpu, source })?;
+        group_stop.store(true, Ordering::Relaxed);
+        let interrupted = finalized < self.stimuli && stop.load(Ordering::Relaxed);
+        let cycles = if interrupted { finalized } else { self.stimuli };
+        let Recorders { irq, act, rtt, station_act } = self.recorders;
+        let lost = irq.lost() + act.lost() + rtt.lost() + station_act.lost();
+        let block_s = irq.block_s();
+        let int = |v: u64| Detail::Int(v as i64);
+        Ok(ThreadOutput {
+            cpu,
+            thread_name: String::new(),
+            cycles,
+            overruns: cycles.saturating_sub(accounting.samples),
+            lost,
+            interrupted,
+            block_s,
+            interval_ns: self.period,
+            details: vec![
+                ("lost_echo".to_string(), int(accounting.lost_echo)),
+                ("lost_answer".to_string(), int(accounting.lost_answer)),
+                ("lost_both".to_string(), int(accounting.lost_both)),
+                ("crossed".to_string(), int(accounting.crossed)),
+                ("negative_act".to_string(), int(accounting.negative_act)),
+                ("junk".to_string(), int(accounting.junk)),
+                ("untimestamped".to_string(), int(accounting.untimestamped)),
+            ],
+            metrics: vec![irq.finish(), act.finish(), rtt.finish(), station_act.finish()],
+        })
+    }
+
+    /// The real-time loop: waits on both sockets, pairs echoes and answers by sequence,
+    /// and finalises stimuli in order once both came or their time is up. Returns how many
+    /// stimuli were finalised. Preallocated memory only; system calls: poll, recvmsg, the
+    /// clock.
+    fn sample_loop(
+        &mut self,
+        group_stop: &AtomicBool,
+        pending: &mut [Pending],
+        accounting: &mut Accounting,
+    ) -> rtlab_sys::Result<u64> {
+        let mut buf = [0u8; 1536];
+        let fds = [self.icmp.as_raw_fd(), self.answers.as_raw_fd()];
+        let mut next = 0u64; // index of the next stimulus to finalise
+        let mut started = false;
+        while next < self.stimuli {
+            if group_stop.load(Ordering::Relaxed) {
+                break;
+            }
+            // Wait until something arrives or the oldest stimulus's time is up.
+            let sent = self.sent.sent.load(Ordering::Acquire);
+            let wait_ms = if next < sent {
+                let t1 = self.sent.t1_of(self.first_sequence + next).unwrap_or(0);
+                let due = t1 + ANSWER_TIMEOUT_NS;
+                (due.saturating_sub(realtime_ns()) / 1_000_000).clamp(0, 200) as i32
+            } else {
+                200
+            };
+            let ready = wait_readable_any(fds, wait_ms)?;
+            if ready[0] {
+                if let IcmpRecv::Packet { len, kernel_rx_ns, .. } = self.icmp.recv(&mut buf)? {
+                    match (parse_echo(&self.key, &buf[..len]), kernel_rx_ns) {
+                        (Some((session, sequence)), Some(t2)) if session == self.session => {
+                            match self.slot(pending, sequence, next) {
+                                Some(p) if p.t2_ns.is_none() => p.t2_ns = Some(t2),
+                                _ => accounting.junk += 1,
+                            }
+                        }
+                        (Some(_), None) => accounting.untimestamped += 1,
+                        _ => accounting.junk += 1,
+                    }
+                }
+            }
+            if ready[1] {
+                if let RecvOutcome::Datagram { len, kernel_rx_ns } = self.answers.recv_with_timestamp(&mut buf)? {
+                    match (parse_answer(&self.key, &buf[..len]), kernel_rx_ns) {
+                        (Some((session, sequence, answer)), Some(t3)) if session == self.session => {
+                            match self.slot(pending, sequence, next) {
+                                Some(p) if p.t3_ns.is_none() => {
+                                    p.t3_ns = Some(t3);
+                                    p.answer = answer;
+                                }
+                                _ => accounting.junk += 1,
+                            }
+                        }
+                        (Some(_), None) => accounting.untimestamped += 1,
+                        _ => accounting.junk += 1,
+                    }
+                }
+            }
+            // Finalise in order.
+            let now = realtime_ns();
+            let sent = self.sent.sent.load(Ordering::Acquire);
+            while next < sent {
+                let sequence = self.first_sequence + next;
+                let p = pending[(sequence % SLOTS as u64) as usize];
+                let complete = p.sequence == sequence && p.t2_ns.is_some() && p.t3_ns.is_some();
+                let t1 = self.sent.t1_of(sequence);
+                let expired = t1.is_none_or(|t1| now >= t1 + ANSWER_TIMEOUT_NS);
+                if !complete && !expired {
+                    break;
+                }
+                if !started {
+                    let start = self.sent.start_monotonic.load(Ordering::Acquire);
+                    for r in [&mut self.recorders.irq, &mut self.recorders.act, &mut self.recorders.rtt] {
+                        r.start(start);
+                    }
+                    self.recorders.station_act.start(start);
+                    started = true;
+                }
+                let at = self.sent.start_monotonic.load(Ordering::Relaxed) + next * self.period;
+                let found = if p.sequence == sequence { p } else { EMPTY };
+                match (t1, found.t2_ns, found.t3_ns) {
+                    (Some(t1), Some(t2), Some(t3)) => self.record(at, t1, t2, t3, found.answer, accounting),
+                    (_, Some(_), None) => accounting.lost_answer += 1,
+                    (_, None, Some(_)) => accounting.lost_echo += 1,
+                    _ => accounting.lost_both += 1,
+                }
+                pending[(sequence % SLOTS as u64) as usize] = EMPTY;
+                next += 1;
+                let m = self.recorders.irq.moments();
+                self.live.publish(m.count, next - m.count, self.recorders.irq.lost(), m.min, m.max, m.sum as i64);
+            }
+        }
+        Ok(next)
+    }
+
+    /// The pending slot of `sequence` (claimed if free) when it belongs to the window and
+    /// has not been finalised.
+    fn slot<'p>(&self, pending: &'p mut [Pending], sequence: u64, next: u64) -> Option<&'p mut Pending> {
+        let index = sequence.checked_sub(self.first_sequence)?;
+        if index < next || index >= self.stimuli || index >= next + SLOTS as u64 {
+            return None;
+        }
+        let p = &mut pending[(sequence % SLOTS as u64) as usize];
+        if p.sequence != sequence {
+            *p = Pending { sequence, ..EMPTY };
+        }
+        Some(p)
+    }
+
+    fn record(&mut self, at: u64, t1: u64, t2: u64, t3: u64, answer: Answer, accounting: &mut Accounting) {
+        let cpu = self.cpu as u32;
+        let (t1, t2, t3) = (t1 as i64, t2 as i64, t3 as i64);
+        let act = t3 - t2 - self.station_delta_ns as i64;
+        if t3 < t2 {
+            accounting.crossed += 1;
+        } else if act < 0 {
+            accounting.negative_act += 1;
+        }
+        let r = &mut self.recorders;
+        r.irq.record(at, t2 - t1 - self.delta_ns, cpu, 0);
+        r.act.record(at, act, cpu, 0);
+        r.rtt.record(at, t3 - t1, cpu, 0);
+        if answer.station_rx_ns != 0 && answer.station_wake_ns >= answer.station_rx_ns {
+            r.station_act.record(at, (answer.station_wake_ns - answer.station_rx_ns) as i64, cpu, 0);
+        }
+        accounting.samples += 1;
+    }
+}
+
+/// δ the paper's way: without load, the echo's round trip t2 − t1 crosses two similar
+/// stacks, so δ̄ = mean(t2 − t1) / 2; its spread is that of one of the two
+/// (SD / √2, range halved). Runs `stimuli` stimuli at `rate_hz` against the station.
+pub fn calibrate(mut config: RemoteConfig, stimuli: u64, rate_hz: f64) -> Result<DeltaEstimate, ProbeError> {
+    config.delta = None;
+    config.stimulus.rate_hz = rate_hz;
+    config.sampling.budget = Budget::Samples(stimuli);
+    config.sampling.raw_dir = None;
+    let probe = Box::new(RemoteProbe::new(config)?);
+    let output = probe.run(Arc::new(AtomicBool::new(false)))?;
+    let metric = output
+        .threads
+        .first()
+        .and_then(|t| t.metrics.iter().find(|m| m.metric == "remote.irq"))
+        .ok_or_else(|| ProbeError::Config("remote: the calibration recorded nothing".into()))?;
+    let m = metric.moments;
+    if m.count < 10 {
+        return Err(ProbeError::Unavailable {
+            probe: "remote".into(),
+            what: "the δ calibration".into(),
+            reason: format!("only {} of {stimuli} calibration stimuli came back", m.count),
+        });
+    }
+    Ok(DeltaEstimate {
+        mean_ns: (m.mean().unwrap_or(0.0) / 2.0).round() as i64,
+        sd_ns: m.stddev().unwrap_or(0.0) / std::f64::consts::SQRT_2,
+        min_ns: m.min / 2,
+        max_ns: m.max / 2,
+        samples: m.count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> Key {
+        Key::from_bytes(b"a test key of enough bytes").unwrap()
+    }
+
+    #[test]
+    fn a_stimulus_is_a_valid_echo_request_whose_reply_parses_back() {
+        let mut message = [0u8; STIMULUS_ICMP_LEN];
+        stimulus_message(&key(), 77, 5, &mut message);
+        assert_eq!(message[0], ECHO_REQUEST);
+        assert_eq!(internet_checksum(&message), 0, "the checksum is filled in");
+        assert_eq!(&message[8..12], b"RTLB");
+        // The kernel's reply: IP header, type 0, same payload.
+        let mut reply = vec![0x45u8; 20];
+        reply.extend_from_slice(&message);
+        reply[20] = ECHO_REPLY;
+        assert_eq!(parse_echo(&key(), &reply), Some((77, 5)));
+        assert_eq!(parse_echo(&Key::from_bytes(b"another key, 16 bytes+").unwrap(), &reply), None);
+        reply[20] = ECHO_REQUEST;
+        assert_eq!(parse_echo(&key(), &reply), None);
+    }
+}

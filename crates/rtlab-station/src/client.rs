@@ -1,0 +1,133 @@
+//! The measuring side's control client: opens a session (HELLO, WELCOME) and reads the
+//! station's counters (STATUS_REQUEST, STATUS). The stimuli themselves are sent by the
+//! remote probe (rtlab-probe), which opens its own session with [`hello`] and
+//! [`accept_welcome`] on the socket its answers must come back to.
+
+use crate::protocol::{self, Key, Kind, StationCounters, Welcome, MAX_MESSAGE_LEN};
+use crate::StationError;
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// Attempts of a request before the station is declared silent, and the wait for each.
+const ATTEMPTS: u32 = 3;
+const ATTEMPT_WAIT: Duration = Duration::from_millis(700);
+
+/// A fresh HELLO in `out`; returns its length and the nonce the WELCOME must echo.
+pub fn hello(key: &Key, out: &mut [u8; MAX_MESSAGE_LEN]) -> (usize, [u8; 16]) {
+    let mut nonce = [0u8; 16];
+    if getrandom::fill(&mut nonce).is_err() {
+        nonce[..8].copy_from_slice(&rtlab_sys::net::realtime_ns().to_le_bytes());
+    }
+    (protocol::encode(key, Kind::Hello, 0, 0, &nonce, out), nonce)
+}
+
+/// The session id and WELCOME in `message` if it authenticates and answers the HELLO with
+/// `nonce`.
+pub fn accept_welcome(key: &Key, message: &[u8], nonce: &[u8; 16]) -> Option<(u64, Welcome)> {
+    let (header, body) = protocol::decode(key, message).ok()?;
+    if header.kind != Kind::Welcome || header.session == 0 {
+        return None;
+    }
+    let welcome = Welcome::from_body(body);
+    (welcome.client_nonce == *nonce).then_some((header.session, welcome))
+}
+
+/// The message that tells the user why no station answered.
+pub fn silent_station(station: SocketAddrV4) -> StationError {
+    StationError::Silent(format!(
+        "no authenticated answer from the station at {station}: is `rtlab station` running there, with the same key \
+         file and protocol version {} (a wrong key is counted by the station as bad_tag)?",
+        protocol::VERSION
+    ))
+}
+
+/// A session for control requests, on a socket of its own.
+pub struct StationClient {
+    socket: UdpSocket,
+    station: SocketAddrV4,
+    key: Key,
+    session: u64,
+    welcome: Welcome,
+    next_sequence: u64,
+}
+
+impl StationClient {
+    /// Opens a session with the station at `station`.
+    pub fn connect(station: SocketAddrV4, key: Key) -> Result<StationClient, StationError> {
+        let io = |what: &str| {
+            let what = what.to_string();
+            move |source| StationError::Io { what, source }
+        };
+        let socket = UdpSocket::bind("0.0.0.0:0").map_err(io("open a UDP socket"))?;
+        socket.connect(station).map_err(io("connect the UDP socket to the station"))?;
+        let mut out = [0u8; MAX_MESSAGE_LEN];
+        let mut buf = [0u8; 2048];
+        for _ in 0..ATTEMPTS {
+            let (len, nonce) = hello(&key, &mut out);
+            socket.send(&out[..len]).map_err(io("send HELLO to the station"))?;
+            let deadline = Instant::now() + ATTEMPT_WAIT;
+            while let Some(n) = recv_until(&socket, &mut buf, deadline) {
+                if let Some((session, welcome)) = accept_welcome(&key, &buf[..n], &nonce) {
+                    return Ok(StationClient { socket, station, key, session, welcome, next_sequence: 1 });
+                }
+            }
+        }
+        Err(silent_station(station))
+    }
+
+    pub fn welcome(&self) -> Welcome {
+        self.welcome
+    }
+
+    pub fn station(&self) -> SocketAddrV4 {
+        self.station
+    }
+
+    /// The station's counters now.
+    pub fn status(&mut self) -> Result<StationCounters, StationError> {
+        let mut out = [0u8; MAX_MESSAGE_LEN];
+        let mut buf = [0u8; 2048];
+        for _ in 0..ATTEMPTS {
+            let sequence = self.next_sequence;
+            self.next_sequence += 1;
+            let len = protocol::encode(&self.key, Kind::StatusRequest, self.session, sequence, &[], &mut out);
+            self.socket
+                .send(&out[..len])
+                .map_err(|source| StationError::Io { what: "send STATUS_REQUEST to the station".into(), source })?;
+            let deadline = Instant::now() + ATTEMPT_WAIT;
+            while let Some(n) = recv_until(&self.socket, &mut buf, deadline) {
+                match protocol::decode(&self.key, &buf[..n]) {
+                    Ok((h, body)) if h.kind == Kind::Status && h.session == self.session && h.sequence == sequence => {
+                        return Ok(StationCounters::from_body(body));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Err(silent_station(self.station))
+    }
+}
+
+/// One datagram before `deadline`, or None when it passes.
+fn recv_until(socket: &UdpSocket, buf: &mut [u8], deadline: Instant) -> Option<usize> {
+    loop {
+        let left = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero())?;
+        socket.set_read_timeout(Some(left)).ok()?;
+        match socket.recv(buf) {
+            Ok(n) => return Some(n),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return None,
+            // ECONNREFUSED from an earlier datagram: nobody listens (yet); keep waiting.
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+/// `HOST:PORT` of a station, IPv4 (the station's raw ICMP socket is IPv4).
+pub fn parse_station_address(text: &str) -> Result<SocketAddrV4, String> {
+    match text.trim().parse::<SocketAddr>() {
+        Ok(SocketAddr::V4(a)) if a.port() != 0 => Ok(a),
+        Ok(SocketAddr::V4(_)) => Err(format!("{text:?}: give the station's port (HOST:PORT, e.g. 192.0.2.2:7450)")),
+        Ok(SocketAddr::V6(_)) => Err(format!("{text:?}: the station protocol runs over IPv4 only")),
+        Err(_) => Err(format!("{text:?}: not an IPv4 HOST:PORT (e.g. 192.0.2.2:7450)")),
+    }
+}

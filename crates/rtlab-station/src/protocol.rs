@@ -1,0 +1,450 @@
+//! The station protocol, version 1 (docs/station.md is its specification).
+//!
+//! Every message is a fixed-length record for its kind:
+//!
+//! ```text
+//! 0   magic "RTLB"          4 bytes
+//! 4   version               u8 (1)
+//! 5   kind                  u8
+//! 6   reserved              u16, zero
+//! 8   session               u64 (0 in HELLO)
+//! 16  sequence              u64
+//! 24  body                  kind-specific, fixed length
+//! ..  tag                   first 16 bytes of HMAC-SHA256(key, every byte before the tag)
+//! ```
+//!
+//! Integers are little-endian. A message of the wrong length for its kind, of another
+//! version, or whose tag does not verify is dropped and counted, never answered.
+
+use crate::StationError;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::path::Path;
+
+pub const MAGIC: [u8; 4] = *b"RTLB";
+pub const VERSION: u8 = 1;
+pub const HEADER_LEN: usize = 24;
+pub const TAG_LEN: usize = 16;
+/// The longest message of any kind: longer datagrams are "oversized".
+pub const MAX_MESSAGE_LEN: usize = HEADER_LEN + STATUS_BODY_LEN + TAG_LEN;
+/// Shortest key accepted (bytes of the key file, surrounding whitespace removed).
+pub const MIN_KEY_LEN: usize = 16;
+
+/// The kinds of message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Measuring side -> station (UDP): open a session. Body: the client's nonce.
+    Hello = 1,
+    /// Station -> measuring side: the session is open. Body: the client's nonce, Δ, the
+    /// accepted stimulus rate and the load ports.
+    Welcome = 2,
+    /// Measuring side -> station, as the payload of an ICMP echo request. Body: the send time
+    /// on the measuring side's clock (echoed back, never interpreted by the station).
+    Stimulus = 3,
+    /// Station -> measuring side (UDP), from the real-time task Δ after it woke. Body: the
+    /// echoed send time and the station's own receive, wake and send times.
+    Answer = 4,
+    /// Measuring side -> station: ask for the counters. No body.
+    StatusRequest = 5,
+    /// Station -> measuring side: the counters ([`StationCounters`]).
+    Status = 6,
+}
+
+impl Kind {
+    pub fn from_u8(value: u8) -> Option<Kind> {
+        Some(match value {
+            1 => Kind::Hello,
+            2 => Kind::Welcome,
+            3 => Kind::Stimulus,
+            4 => Kind::Answer,
+            5 => Kind::StatusRequest,
+            6 => Kind::Status,
+            _ => return None,
+        })
+    }
+
+    /// Length of the body of this kind.
+    pub fn body_len(self) -> usize {
+        match self {
+            Kind::Hello => 16,
+            Kind::Welcome => WELCOME_BODY_LEN,
+            Kind::Stimulus => 8,
+            Kind::Answer => 32,
+            Kind::StatusRequest => 0,
+            Kind::Status => STATUS_BODY_LEN,
+        }
+    }
+
+    /// Length of a whole message of this kind.
+    pub fn message_len(self) -> usize {
+        HEADER_LEN + self.body_len() + TAG_LEN
+    }
+}
+
+const WELCOME_BODY_LEN: usize = 16 + 8 + 4 + 2 + 2;
+const STATUS_BODY_LEN: usize = StationCounters::FIELDS * 8;
+
+/// The shared secret both sides read from a file.
+#[derive(Clone)]
+pub struct Key(Vec<u8>);
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Key(..)")
+    }
+}
+
+impl Key {
+    /// The key in `path`: its bytes with surrounding whitespace removed, at least
+    /// [`MIN_KEY_LEN`] of them. A file that others may read is refused (chmod 600).
+    pub fn from_file(path: &Path) -> Result<Key, StationError> {
+        use std::os::unix::fs::PermissionsExt;
+        let shown = path.display();
+        let metadata =
+            std::fs::metadata(path).map_err(|e| StationError::Key(format!("cannot read the key file {shown}: {e}")))?;
+        if metadata.permissions().mode() & 0o077 != 0 {
+            return Err(StationError::Key(format!(
+                "the key file {shown} can be read by other users: chmod 600 {shown}"
+            )));
+        }
+        let bytes =
+            std::fs::read(path).map_err(|e| StationError::Key(format!("cannot read the key file {shown}: {e}")))?;
+        Key::from_bytes(&bytes).map_err(|e| StationError::Key(format!("{shown}: {e}")))
+    }
+
+    /// A key from its file's content.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Key, String> {
+        let trimmed = bytes.trim_ascii();
+        if trimmed.len() < MIN_KEY_LEN {
+            return Err(format!(
+                "the key has {} bytes, fewer than {MIN_KEY_LEN} (make one with: head -c 32 /dev/urandom | base64 > FILE; \
+                 chmod 600 FILE)",
+                trimmed.len()
+            ));
+        }
+        Ok(Key(trimmed.to_vec()))
+    }
+
+    /// The truncated HMAC-SHA256 of `data`. Allocates nothing (the key schedule is on the
+    /// stack), so real-time loops may call it.
+    pub fn tag(&self, data: &[u8]) -> [u8; TAG_LEN] {
+        self.tag_parts(&[data])
+    }
+
+    fn tag_parts(&self, parts: &[&[u8]]) -> [u8; TAG_LEN] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC accepts keys of any length");
+        for part in parts {
+            mac.update(part);
+        }
+        let full = mac.finalize().into_bytes();
+        let mut tag = [0u8; TAG_LEN];
+        tag.copy_from_slice(&full[..TAG_LEN]);
+        tag
+    }
+
+    /// Whether `tag` is the tag of `data`, compared in constant time.
+    pub fn verify(&self, data: &[u8], tag: &[u8]) -> bool {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC accepts keys of any length");
+        mac.update(data);
+        mac.verify_truncated_left(tag).is_ok()
+    }
+
+    /// The comms echo server's answer to a challenge: the tag of "comms" and the challenge.
+    pub fn comms_proof(&self, challenge: &[u8; 16]) -> [u8; TAG_LEN] {
+        self.tag_parts(&[b"rtlab comms v1", challenge])
+    }
+}
+
+/// A decoded message header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub kind: Kind,
+    pub session: u64,
+    pub sequence: u64,
+}
+
+/// Why a received message was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// Longer than any message ([`MAX_MESSAGE_LEN`]).
+    Oversized,
+    /// No magic, an unknown kind, a non-zero reserved field, or the wrong length for its
+    /// kind (e.g. truncated).
+    Malformed,
+    /// Another protocol version.
+    WrongVersion,
+    /// The tag does not verify: another key, or altered.
+    BadTag,
+}
+
+/// Writes a message of `kind` into `out` (which must hold [`Kind::message_len`] bytes) and
+/// returns its length. Allocates nothing.
+pub fn encode(key: &Key, kind: Kind, session: u64, sequence: u64, body: &[u8], out: &mut [u8]) -> usize {
+    debug_assert_eq!(body.len(), kind.body_len());
+    let len = kind.message_len();
+    out[0..4].copy_from_slice(&MAGIC);
+    out[4] = VERSION;
+    out[5] = kind as u8;
+    out[6..8].copy_from_slice(&[0, 0]);
+    out[8..16].copy_from_slice(&session.to_le_bytes());
+    out[16..24].copy_from_slice(&sequence.to_le_bytes());
+    out[HEADER_LEN..HEADER_LEN + body.len()].copy_from_slice(body);
+    let signed = len - TAG_LEN;
+    let tag = key.tag(&out[..signed]);
+    out[signed..len].copy_from_slice(&tag);
+    len
+}
+
+/// Checks and decodes `message`: its header and body when it is well formed and its tag
+/// verifies. Allocates nothing.
+pub fn decode<'m>(key: &Key, message: &'m [u8]) -> Result<(Header, &'m [u8]), Rejection> {
+    if message.len() > MAX_MESSAGE_LEN {
+        return Err(Rejection::Oversized);
+    }
+    if message.len() < HEADER_LEN + TAG_LEN || message[0..4] != MAGIC {
+        return Err(Rejection::Malformed);
+    }
+    if message[4] != VERSION {
+        return Err(Rejection::WrongVersion);
+    }
+    let kind = Kind::from_u8(message[5]).ok_or(Rejection::Malformed)?;
+    if message[6..8] != [0, 0] || message.len() != kind.message_len() {
+        return Err(Rejection::Malformed);
+    }
+    let signed = message.len() - TAG_LEN;
+    if !key.verify(&message[..signed], &message[signed..]) {
+        return Err(Rejection::BadTag);
+    }
+    let header = Header { kind, session: le_u64(&message[8..16]), sequence: le_u64(&message[16..24]) };
+    Ok((header, &message[HEADER_LEN..signed]))
+}
+
+/// The little-endian u64 at the start of `bytes` (0 when shorter).
+pub fn le_u64(bytes: &[u8]) -> u64 {
+    bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes)
+}
+
+/// The body of a WELCOME.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Welcome {
+    pub client_nonce: [u8; 16],
+    /// Regnier's Δ: how long the real-time task waits after waking before it answers.
+    pub delta_ns: u64,
+    /// Stimuli per second the station answers at most (more are dropped and counted).
+    pub max_rate_hz: u32,
+    /// UDP port of the flood sink, TCP port of the comms echo server.
+    pub sink_port: u16,
+    pub comms_port: u16,
+}
+
+impl Welcome {
+    pub fn to_body(self) -> [u8; WELCOME_BODY_LEN] {
+        let mut body = [0u8; WELCOME_BODY_LEN];
+        body[0..16].copy_from_slice(&self.client_nonce);
+        body[16..24].copy_from_slice(&self.delta_ns.to_le_bytes());
+        body[24..28].copy_from_slice(&self.max_rate_hz.to_le_bytes());
+        body[28..30].copy_from_slice(&self.sink_port.to_le_bytes());
+        body[30..32].copy_from_slice(&self.comms_port.to_le_bytes());
+        body
+    }
+
+    pub fn from_body(body: &[u8]) -> Welcome {
+        let mut client_nonce = [0u8; 16];
+        client_nonce.copy_from_slice(&body[0..16]);
+        Welcome {
+            client_nonce,
+            delta_ns: le_u64(&body[16..24]),
+            max_rate_hz: u32::from_le_bytes(body[24..28].try_into().unwrap_or_default()),
+            sink_port: u16::from_le_bytes(body[28..30].try_into().unwrap_or_default()),
+            comms_port: u16::from_le_bytes(body[30..32].try_into().unwrap_or_default()),
+        }
+    }
+}
+
+/// The body of an ANSWER: times on the measuring side's clock (`sent_ns`, echoed) and on the
+/// station's CLOCK_REALTIME (the others).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Answer {
+    /// The stimulus's send time, as the measuring side wrote it.
+    pub sent_ns: u64,
+    /// The kernel's receive timestamp of the stimulus at the station (0: none attached).
+    pub station_rx_ns: u64,
+    /// When the station's real-time task returned from recvmsg.
+    pub station_wake_ns: u64,
+    /// When it sent this answer (at least Δ after waking).
+    pub station_send_ns: u64,
+}
+
+impl Answer {
+    pub fn to_body(self) -> [u8; 32] {
+        let mut body = [0u8; 32];
+        for (i, v) in [self.sent_ns, self.station_rx_ns, self.station_wake_ns, self.station_send_ns].iter().enumerate()
+        {
+            body[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        body
+    }
+
+    pub fn from_body(body: &[u8]) -> Answer {
+        let word = |i: usize| le_u64(&body[i * 8..]);
+        Answer { sent_ns: word(0), station_rx_ns: word(1), station_wake_ns: word(2), station_send_ns: word(3) }
+    }
+}
+
+/// What the station counted since it started, as a STATUS carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct StationCounters {
+    /// The station's CLOCK_REALTIME when the counters were read.
+    pub station_time_ns: u64,
+    /// Stimuli authenticated and answered by the real-time task.
+    pub answered: u64,
+    /// Authenticated stimuli above the accepted rate: dropped.
+    pub rate_limited: u64,
+    /// Dropped: the tag did not verify (wrong key or altered).
+    pub bad_tag: u64,
+    /// Dropped: no magic, unknown kind, wrong length (e.g. truncated).
+    pub malformed: u64,
+    /// Dropped: longer than any message.
+    pub oversized: u64,
+    /// Dropped: another protocol version.
+    pub wrong_version: u64,
+    /// Dropped: authenticated, but a sequence number already seen in its session, or a
+    /// HELLO nonce already seen.
+    pub replayed: u64,
+    /// Dropped: authenticated, but for a session the station does not know (an old run's,
+    /// or one evicted).
+    pub unknown_session: u64,
+    /// Sessions opened (HELLOs accepted).
+    pub sessions: u64,
+    /// Datagrams and bytes that reached the flood sink.
+    pub sink_packets: u64,
+    pub sink_bytes: u64,
+    /// Comms echo server: bytes echoed and connections refused (bad proof, too many).
+    pub comms_bytes: u64,
+    pub comms_refused: u64,
+    /// The host's totals, for rates between two STATUS: interrupts (all lines, all CPUs),
+    /// NET_RX softirqs (all CPUs), ICMP echo replies the kernel sent (/proc/net/snmp).
+    pub interrupts: u64,
+    pub net_rx_softirqs: u64,
+    pub icmp_echo_replies: u64,
+}
+
+impl StationCounters {
+    pub const FIELDS: usize = 17;
+
+    fn values(&self) -> [u64; Self::FIELDS] {
+        [
+            self.station_time_ns,
+            self.answered,
+            self.rate_limited,
+            self.bad_tag,
+            self.malformed,
+            self.oversized,
+            self.wrong_version,
+            self.replayed,
+            self.unknown_session,
+            self.sessions,
+            self.sink_packets,
+            self.sink_bytes,
+            self.comms_bytes,
+            self.comms_refused,
+            self.interrupts,
+            self.net_rx_softirqs,
+            self.icmp_echo_replies,
+        ]
+    }
+
+    pub fn to_body(self) -> [u8; STATUS_BODY_LEN] {
+        let mut body = [0u8; STATUS_BODY_LEN];
+        for (i, v) in self.values().iter().enumerate() {
+            body[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        body
+    }
+
+    pub fn from_body(body: &[u8]) -> StationCounters {
+        let w = |i: usize| le_u64(&body[i * 8..]);
+        StationCounters {
+            station_time_ns: w(0),
+            answered: w(1),
+            rate_limited: w(2),
+            bad_tag: w(3),
+            malformed: w(4),
+            oversized: w(5),
+            wrong_version: w(6),
+            replayed: w(7),
+            unknown_session: w(8),
+            sessions: w(9),
+            sink_packets: w(10),
+            sink_bytes: w(11),
+            comms_bytes: w(12),
+            comms_refused: w(13),
+            interrupts: w(14),
+            net_rx_softirqs: w(15),
+            icmp_echo_replies: w(16),
+        }
+    }
+
+    /// Messages dropped as junk: everything not answered for a reason other than the rate.
+    pub fn junk(&self) -> u64 {
+        self.bad_tag + self.malformed + self.oversized + self.wrong_version + self.replayed + self.unknown_session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key() -> Key {
+        Key::from_bytes(b"0123456789abcdef0123\n").unwrap()
+    }
+
+    #[test]
+    fn a_message_round_trips_and_any_change_is_refused() {
+        let k = key();
+        let mut out = [0u8; MAX_MESSAGE_LEN];
+        let len = encode(&k, Kind::Stimulus, 7, 42, &99u64.to_le_bytes(), &mut out);
+        assert_eq!(len, 48);
+        let (header, body) = decode(&k, &out[..len]).unwrap();
+        assert_eq!(header, Header { kind: Kind::Stimulus, session: 7, sequence: 42 });
+        assert_eq!(le_u64(body), 99);
+        let other = Key::from_bytes(b"another key of 16+ bytes").unwrap();
+        assert_eq!(decode(&other, &out[..len]), Err(Rejection::BadTag));
+        assert_eq!(decode(&k, &out[..len - 1]), Err(Rejection::Malformed));
+        let mut v2 = out;
+        v2[4] = 2;
+        assert_eq!(decode(&k, &v2[..len]), Err(Rejection::WrongVersion));
+        assert_eq!(decode(&k, &[0u8; MAX_MESSAGE_LEN + 1]), Err(Rejection::Oversized));
+    }
+
+    #[test]
+    fn short_keys_are_refused_with_the_way_to_make_one() {
+        let e = Key::from_bytes(b"  short \n").unwrap_err();
+        assert!(e.contains("fewer than 16") && e.contains("/dev/urandom"), "{e}");
+    }
+
+    #[test]
+    fn bodies_round_trip() {
+        let w = Welcome { client_nonce: [3; 16], delta_ns: 10_000, max_rate_hz: 1000, sink_port: 5, comms_port: 6 };
+        assert_eq!(Welcome::from_body(&w.to_body()), w);
+        let a = Answer { sent_ns: 1, station_rx_ns: 2, station_wake_ns: 3, station_send_ns: 4 };
+        assert_eq!(Answer::from_body(&a.to_body()), a);
+        let c = StationCounters { station_time_ns: 1, icmp_echo_replies: 17, sink_bytes: 12, ..Default::default() };
+        assert_eq!(StationCounters::from_body(&c.to_body()), c);
+    }
+
+    proptest! {
+        /// Whatever arrives, decoding never panics, and only a correctly tagged message of
+        /// the right length for its kind is accepted.
+        #[test]
+        fn decoding_junk_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let k = key();
+            if let Ok((header, body)) = decode(&k, &bytes) {
+                prop_assert_eq!(bytes.len(), header.kind.message_len());
+                prop_assert_eq!(body.len(), header.kind.body_len());
+            }
+        }
+    }
+}

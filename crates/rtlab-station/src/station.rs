@@ -1,0 +1,670 @@
+//! The station: what runs on the host under test (`rtlab station`).
+//!
+//! Four threads, each on its own socket:
+//! - the **responder** (SCHED_FIFO, pinned, memory locked): blocks on a raw ICMP socket
+//!   that the kernel filters down to echo requests carrying the protocol's magic. The
+//!   kernel answers each such request itself, from its receive softirq (the early answer,
+//!   [`crate`] docs); the responder checks the copy it receives (tag, session, sequence,
+//!   rate), waits Δ from its wake-up and sends the ANSWER. Its loop allocates and locks
+//!   nothing: sessions live in a fixed table of atomics.
+//! - **control** (UDP, the listen address): HELLO opens a session (WELCOME), STATUS_REQUEST
+//!   returns the counters (STATUS). Nothing else is answered.
+//! - the **flood sink** (UDP, listen port + 1): counts datagrams and bytes, answers nothing.
+//! - the **comms echo server** (TCP, listen port + 2): after a challenge that only a key
+//!   holder can answer, echoes what it receives; at most [`MAX_COMMS_CONNECTIONS`].
+
+use crate::protocol::{self, Answer, Key, Kind, Rejection, StationCounters, Welcome, MAX_MESSAGE_LEN};
+use crate::StationError;
+use rtlab_sys::icmp::{IcmpRecv, IcmpSocket, ECHO_REQUEST};
+use rtlab_sys::net::{realtime_ns, wait_readable_any};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Regnier's Δ.
+pub const DEFAULT_DELTA_NS: u64 = 10_000;
+/// Stimuli per second answered at most by default (the paper sends 20).
+pub const DEFAULT_MAX_RATE_HZ: u32 = 1_000;
+/// Sessions the station keeps at once; the least recently used is replaced.
+pub const SESSIONS: usize = 16;
+/// HELLOs accepted per second at most (each opens a session).
+pub const MAX_HELLOS_PER_S: u32 = 10;
+/// Comms connections served at once.
+pub const MAX_COMMS_CONNECTIONS: usize = 4;
+/// How often blocking threads look at the stop flag.
+const STOP_POLL_MS: i32 = 200;
+
+/// How the station runs.
+#[derive(Debug, Clone)]
+pub struct StationConfig {
+    /// Control address: the UDP port of HELLO and STATUS; the sink listens on port + 1, the
+    /// comms server on port + 2; the ICMP socket on the address. IPv4.
+    pub listen: SocketAddrV4,
+    pub key: Key,
+    pub delta_ns: u64,
+    pub max_rate_hz: u32,
+    /// The responder's CPU and SCHED_FIFO priority (None: not pinned / SCHED_OTHER).
+    pub responder_cpu: Option<usize>,
+    pub responder_priority: Option<i32>,
+}
+
+/// The counters, shared by the threads.
+#[derive(Default)]
+struct Counters {
+    answered: AtomicU64,
+    rate_limited: AtomicU64,
+    bad_tag: AtomicU64,
+    malformed: AtomicU64,
+    oversized: AtomicU64,
+    wrong_version: AtomicU64,
+    replayed: AtomicU64,
+    unknown_session: AtomicU64,
+    sessions: AtomicU64,
+    sink_packets: AtomicU64,
+    sink_bytes: AtomicU64,
+    comms_bytes: AtomicU64,
+    comms_refused: AtomicU64,
+}
+
+impl Counters {
+    fn reject(&self, why: Rejection) {
+        let counter = match why {
+            Rejection::Oversized => &self.oversized,
+            Rejection::Malformed => &self.malformed,
+            Rejection::WrongVersion => &self.wrong_version,
+            Rejection::BadTag => &self.bad_tag,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> StationCounters {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let (interrupts, net_rx_softirqs) = host_interrupt_totals();
+        StationCounters {
+            station_time_ns: realtime_ns(),
+            answered: get(&self.answered),
+            rate_limited: get(&self.rate_limited),
+            bad_tag: get(&self.bad_tag),
+            malformed: get(&self.malformed),
+            oversized: get(&self.oversized),
+            wrong_version: get(&self.wrong_version),
+            replayed: get(&self.replayed),
+            unknown_session: get(&self.unknown_session),
+            sessions: get(&self.sessions),
+            sink_packets: get(&self.sink_packets),
+            sink_bytes: get(&self.sink_bytes),
+            comms_bytes: get(&self.comms_bytes),
+            comms_refused: get(&self.comms_refused),
+            interrupts,
+            net_rx_softirqs,
+            icmp_echo_replies: icmp_echo_replies().unwrap_or(0),
+        }
+    }
+}
+
+/// One session: written by the control thread, read by the responder without a lock.
+/// `id` 0 is a free slot; a slot is replaced by first zeroing `id`, so the responder never
+/// pairs a new id with an old peer for longer than the replacement takes.
+#[derive(Default)]
+struct SessionSlot {
+    id: AtomicU64,
+    /// IPv4 address << 16 | port of the answers' destination (the HELLO's source).
+    peer: AtomicU64,
+    /// Highest stimulus sequence answered (replay protection).
+    last_stimulus: AtomicU64,
+    /// Highest STATUS_REQUEST sequence answered.
+    last_control: AtomicU64,
+    /// CLOCK_REALTIME of the last use, for replacing the least recently used.
+    last_used_ns: AtomicU64,
+}
+
+struct SessionTable {
+    slots: [SessionSlot; SESSIONS],
+}
+
+impl SessionTable {
+    fn find(&self, id: u64) -> Option<&SessionSlot> {
+        if id == 0 {
+            return None;
+        }
+        self.slots.iter().find(|s| s.id.load(Ordering::Acquire) == id)
+    }
+
+    /// Opens a session for `peer` in a free or the least recently used slot.
+    fn open(&self, id: u64, peer: SocketAddrV4, now_ns: u64) {
+        let slot = self
+            .slots
+            .iter()
+            .min_by_key(|s| if s.id.load(Ordering::Acquire) == 0 { 0 } else { s.last_used_ns.load(Ordering::Relaxed) })
+            .expect("the table has slots");
+        slot.id.store(0, Ordering::Release);
+        slot.peer.store(u64::from(u32::from(*peer.ip())) << 16 | u64::from(peer.port()), Ordering::Relaxed);
+        slot.last_stimulus.store(0, Ordering::Relaxed);
+        slot.last_control.store(0, Ordering::Relaxed);
+        slot.last_used_ns.store(now_ns, Ordering::Relaxed);
+        slot.id.store(id, Ordering::Release);
+    }
+}
+
+impl SessionSlot {
+    fn peer(&self) -> SocketAddrV4 {
+        let packed = self.peer.load(Ordering::Relaxed);
+        SocketAddrV4::new(Ipv4Addr::from((packed >> 16) as u32), packed as u16)
+    }
+
+    /// Accepts `sequence` if it is higher than every one accepted before in `last`.
+    fn advance(last: &AtomicU64, sequence: u64) -> bool {
+        last.fetch_max(sequence, Ordering::AcqRel) < sequence
+    }
+}
+
+/// A station with its sockets open, ready to [`run`](Station::run).
+pub struct Station {
+    config: StationConfig,
+    control: UdpSocket,
+    sink: UdpSocket,
+    comms: TcpListener,
+    icmp: IcmpSocket,
+    counters: Arc<Counters>,
+    sessions: Arc<SessionTable>,
+}
+
+impl Station {
+    /// Opens the four sockets (fails when a port is taken or raw sockets are not allowed).
+    pub fn bind(config: StationConfig) -> Result<Station, StationError> {
+        let ip = *config.listen.ip();
+        let port = config.listen.port();
+        if port == 0 || port > u16::MAX - 2 {
+            return Err(StationError::Config(format!(
+                "the listen port must be 1 to {} (the sink and comms server take the next two)",
+                u16::MAX - 2
+            )));
+        }
+        let bind_error = |what: &str, e: std::io::Error| StationError::Io { what: format!("{what}"), source: e };
+        let control = UdpSocket::bind(SocketAddrV4::new(ip, port))
+            .map_err(|e| bind_error(&format!("bind the control socket to {ip}:{port}"), e))?;
+        let sink = UdpSocket::bind(SocketAddrV4::new(ip, port + 1))
+            .map_err(|e| bind_error(&format!("bind the flood sink to {ip}:{}", port + 1), e))?;
+        let comms = TcpListener::bind(SocketAddrV4::new(ip, port + 2))
+            .map_err(|e| bind_error(&format!("bind the comms server to {ip}:{}", port + 2), e))?;
+        let icmp = IcmpSocket::open().map_err(StationError::Sys)?;
+        if !ip.is_unspecified() {
+            icmp.bind(ip).map_err(StationError::Sys)?;
+        }
+        icmp.keep_only(ECHO_REQUEST, protocol::MAGIC).map_err(StationError::Sys)?;
+        if !rtlab_sys::icmp::kernel_answers_echo().unwrap_or(false) {
+            return Err(StationError::Config(
+                "the kernel does not answer ICMP echo requests (net.ipv4.icmp_echo_ignore_all = 1): the early answer \
+                 needs it; run: sysctl net.ipv4.icmp_echo_ignore_all=0"
+                    .into(),
+            ));
+        }
+        for socket in [&control, &sink] {
+            socket
+                .set_read_timeout(Some(Duration::from_millis(STOP_POLL_MS as u64)))
+                .map_err(|e| bind_error("set a read timeout", e))?;
+        }
+        comms.set_nonblocking(true).map_err(|e| bind_error("make the comms listener non-blocking", e))?;
+        Ok(Station {
+            config,
+            control,
+            sink,
+            comms,
+            icmp,
+            counters: Arc::new(Counters::default()),
+            sessions: Arc::new(SessionTable { slots: Default::default() }),
+        })
+    }
+
+    /// The control address (the port the measuring side gives with --station).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.control.local_addr().unwrap_or(SocketAddr::V4(self.config.listen))
+    }
+
+    /// The counters now.
+    pub fn counters_handle(&self) -> CountersHandle {
+        CountersHandle(self.counters.clone())
+    }
+
+    /// Serves until `stop` is set; returns the final counters. The responder's real-time
+    /// settings are made on its own thread and undone when it ends.
+    pub fn run(self, stop: Arc<AtomicBool>) -> Result<StationCounters, StationError> {
+        let Station { config, control, sink, comms, icmp, counters, sessions } = self;
+        let answer_socket =
+            control.try_clone().map_err(|e| StationError::Io { what: "clone the control socket".into(), source: e })?;
+        let small = |name: &str| std::thread::Builder::new().name(name.into()).stack_size(256 * 1024);
+        let spawn_error = |e| StationError::Io { what: "start a station thread".into(), source: e };
+
+        let responder = {
+            let (counters, sessions, stop, config) = (counters.clone(), sessions.clone(), stop.clone(), config.clone());
+            std::thread::Builder::new()
+                .name("rtlab-station-rt".into())
+                .spawn(move || respond(icmp, answer_socket, &config, &counters, &sessions, &stop))
+                .map_err(spawn_error)?
+        };
+        let control_thread = {
+            let (counters, sessions, stop, config) = (counters.clone(), sessions.clone(), stop.clone(), config.clone());
+            small("rtlab-station-ctl")
+                .spawn(move || serve_control(control, &config, &counters, &sessions, &stop))
+                .map_err(spawn_error)?
+        };
+        let sink_thread = {
+            let (counters, stop) = (counters.clone(), stop.clone());
+            small("rtlab-station-sink").spawn(move || serve_sink(sink, &counters, &stop)).map_err(spawn_error)?
+        };
+        let comms_thread = {
+            let (counters, stop, key) = (counters.clone(), stop.clone(), config.key.clone());
+            small("rtlab-station-comms").spawn(move || serve_comms(comms, key, counters, &stop)).map_err(spawn_error)?
+        };
+        let responder_result = responder.join().unwrap_or_else(|_| Err(StationError::Panicked("responder")));
+        // Whatever ended the responder ends the others.
+        stop.store(true, Ordering::Relaxed);
+        let _ = control_thread.join();
+        let _ = sink_thread.join();
+        let _ = comms_thread.join();
+        responder_result?;
+        Ok(counters.snapshot())
+    }
+}
+
+/// Reads the station's counters from another thread (the command's progress line).
+#[derive(Clone)]
+pub struct CountersHandle(Arc<Counters>);
+
+impl CountersHandle {
+    pub fn snapshot(&self) -> StationCounters {
+        self.0.snapshot()
+    }
+}
+
+/// The responder thread: real-time set-up, then the loop until `stop`.
+fn respond(
+    mut icmp: IcmpSocket,
+    answers: UdpSocket,
+    config: &StationConfig,
+    counters: &Counters,
+    sessions: &SessionTable,
+    stop: &AtomicBool,
+) -> Result<(), StationError> {
+    let _affinity = match config.responder_cpu {
+        Some(cpu) => Some(rtlab_sys::sched::AffinityGuard::pin_current_thread(cpu).map_err(StationError::Sys)?),
+        None => None,
+    };
+    let _scheduling = match config.responder_priority {
+        Some(priority) => Some(
+            rtlab_sys::sched::SchedulingGuard::set_current_thread(rtlab_sys::sched::Policy::Fifo, priority)
+                .map_err(StationError::Sys)?,
+        ),
+        None => None,
+    };
+    rtlab_sys::memory::prefault_stack(64 * 1024);
+    let mut packet = [0u8; 1536];
+    let mut out = [0u8; MAX_MESSAGE_LEN];
+    // A burst of a tenth of a second's stimuli.
+    let mut bucket = TokenBucket::new(config.max_rate_hz, (config.max_rate_hz / 10).max(1), realtime_ns());
+    let fd = icmp.as_raw_fd();
+    while !stop.load(Ordering::Relaxed) {
+        // A bounded wait, so a stop is seen without a packet.
+        if !wait_readable_any([fd], STOP_POLL_MS).map_err(StationError::Sys)?[0] {
+            continue;
+        }
+        let received = icmp.recv(&mut packet).map_err(StationError::Sys)?;
+        let wake_ns = realtime_ns();
+        let IcmpRecv::Packet { len, kernel_rx_ns, .. } = received else { continue };
+        let Some(payload) = echo_payload(&packet[..len]) else {
+            counters.malformed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        let (header, body) = match protocol::decode(&config.key, payload) {
+            Ok(decoded) => decoded,
+            Err(why) => {
+                counters.reject(why);
+                continue;
+            }
+        };
+        if header.kind != Kind::Stimulus {
+            counters.malformed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let Some(session) = sessions.find(header.session) else {
+            counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        if !SessionSlot::advance(&session.last_stimulus, header.sequence) {
+            counters.replayed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if !bucket.take(wake_ns) {
+            counters.rate_limited.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        session.last_used_ns.store(wake_ns, Ordering::Relaxed);
+        // Regnier's Δ: the answer leaves no earlier than Δ after the task woke, so that it
+        // cannot overtake the kernel's early answer. A busy wait: Δ is microseconds.
+        let due = wake_ns + config.delta_ns;
+        let mut send_ns = realtime_ns();
+        while send_ns < due {
+            std::hint::spin_loop();
+            send_ns = realtime_ns();
+        }
+        let answer = Answer {
+            sent_ns: protocol::le_u64(body),
+            station_rx_ns: kernel_rx_ns.unwrap_or(0),
+            station_wake_ns: wake_ns,
+            station_send_ns: send_ns,
+        };
+        let len =
+            protocol::encode(&config.key, Kind::Answer, header.session, header.sequence, &answer.to_body(), &mut out);
+        if answers.send_to(&out[..len], session.peer()).is_ok() {
+            counters.answered.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// The protocol message inside an IPv4 packet holding an ICMP echo request: the bytes after
+/// the IP header and the 8-byte ICMP header.
+fn echo_payload(packet: &[u8]) -> Option<&[u8]> {
+    let ihl = usize::from(*packet.first()? & 0x0f) * 4;
+    if ihl < 20 || packet.get(ihl).copied() != Some(ECHO_REQUEST) {
+        return None;
+    }
+    packet.get(ihl + 8..)
+}
+
+/// At most `rate` per second on average, `burst` at once.
+struct TokenBucket {
+    rate: u64,
+    capacity: u64,
+    /// Tokens × 1e9, to stay in integers.
+    tokens_ns: u64,
+    last_ns: u64,
+}
+
+impl TokenBucket {
+    fn new(rate: u32, burst: u32, now_ns: u64) -> Self {
+        let rate = u64::from(rate.max(1));
+        let capacity = u64::from(burst.max(1)) * 1_000_000_000;
+        Self { rate, capacity, tokens_ns: capacity, last_ns: now_ns }
+    }
+
+    fn take(&mut self, now_ns: u64) -> bool {
+        let elapsed = now_ns.saturating_sub(self.last_ns);
+        self.last_ns = now_ns.max(self.last_ns);
+        self.tokens_ns = self.tokens_ns.saturating_add(elapsed.saturating_mul(self.rate)).min(self.capacity);
+        if self.tokens_ns >= 1_000_000_000 {
+            self.tokens_ns -= 1_000_000_000;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The control thread: HELLO and STATUS_REQUEST, answered only when authenticated.
+fn serve_control(
+    socket: UdpSocket,
+    config: &StationConfig,
+    counters: &Counters,
+    sessions: &SessionTable,
+    stop: &AtomicBool,
+) {
+    let mut buf = [0u8; 2048];
+    let mut out = [0u8; MAX_MESSAGE_LEN];
+    // Nonces of recent HELLOs: a replayed HELLO is refused.
+    let mut recent_nonces = [[0u8; 16]; 64];
+    let mut next_nonce = 0usize;
+    let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, realtime_ns());
+    while !stop.load(Ordering::Relaxed) {
+        let (len, from) = match socket.recv_from(&mut buf) {
+            Ok(received) => received,
+            Err(_) => continue, // the read timeout, or an ICMP error from an earlier send
+        };
+        let SocketAddr::V4(from) = from else { continue };
+        let (header, body) = match protocol::decode(&config.key, &buf[..len]) {
+            Ok(decoded) => decoded,
+            Err(why) => {
+                counters.reject(why);
+                continue;
+            }
+        };
+        match header.kind {
+            Kind::Hello => {
+                let mut nonce = [0u8; 16];
+                nonce.copy_from_slice(body);
+                if recent_nonces.contains(&nonce) {
+                    counters.replayed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                if !hellos.take(realtime_ns()) {
+                    counters.rate_limited.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                recent_nonces[next_nonce] = nonce;
+                next_nonce = (next_nonce + 1) % recent_nonces.len();
+                let id = new_session_id();
+                sessions.open(id, from, realtime_ns());
+                counters.sessions.fetch_add(1, Ordering::Relaxed);
+                let welcome = Welcome {
+                    client_nonce: nonce,
+                    delta_ns: config.delta_ns,
+                    max_rate_hz: config.max_rate_hz,
+                    sink_port: config.listen.port() + 1,
+                    comms_port: config.listen.port() + 2,
+                };
+                let n = protocol::encode(&config.key, Kind::Welcome, id, 0, &welcome.to_body(), &mut out);
+                let _ = socket.send_to(&out[..n], from);
+            }
+            Kind::StatusRequest => {
+                let Some(session) = sessions.find(header.session) else {
+                    counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                if !SessionSlot::advance(&session.last_control, header.sequence) {
+                    counters.replayed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                session.last_used_ns.store(realtime_ns(), Ordering::Relaxed);
+                let status = counters.snapshot();
+                let n = protocol::encode(
+                    &config.key,
+                    Kind::Status,
+                    header.session,
+                    header.sequence,
+                    &status.to_body(),
+                    &mut out,
+                );
+                // To the session's address: an authenticated request cannot redirect it.
+                let _ = socket.send_to(&out[..n], session.peer());
+            }
+            // Kinds only the station sends, or stimuli on the wrong socket.
+            _ => {
+                counters.malformed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// A random, non-zero session id (it is the station's nonce: replays of an earlier
+/// session's messages name an id this station never gave).
+fn new_session_id() -> u64 {
+    let mut bytes = [0u8; 8];
+    loop {
+        if getrandom::fill(&mut bytes).is_err() {
+            // No entropy source: the clock still differs between sessions.
+            bytes = realtime_ns().to_le_bytes();
+        }
+        let id = u64::from_le_bytes(bytes);
+        if id != 0 {
+            return id;
+        }
+    }
+}
+
+/// The flood sink: counts, never answers.
+fn serve_sink(socket: UdpSocket, counters: &Counters, stop: &AtomicBool) {
+    let mut buf = [0u8; 65_536];
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(n) = socket.recv(&mut buf) {
+            counters.sink_packets.fetch_add(1, Ordering::Relaxed);
+            counters.sink_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The comms echo server: one small thread per connection, at most
+/// [`MAX_COMMS_CONNECTIONS`]; others are closed at once and counted.
+fn serve_comms(listener: TcpListener, key: Key, counters: Arc<Counters>, stop: &AtomicBool) {
+    let open = Arc::new(AtomicUsize::new(0));
+    let stop_flag = Arc::new(AtomicBool::new(false));
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                if open.load(Ordering::Relaxed) >= MAX_COMMS_CONNECTIONS {
+                    counters.comms_refused.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                open.fetch_add(1, Ordering::Relaxed);
+                let (key, counters, still_open, stop_flag) =
+                    (key.clone(), counters.clone(), open.clone(), stop_flag.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("rtlab-station-echo".into())
+                    .stack_size(256 * 1024)
+                    .spawn(move || {
+                        if !echo_connection(stream, &key, &counters, &stop_flag) {
+                            counters.comms_refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                        still_open.fetch_sub(1, Ordering::Relaxed);
+                    });
+                if spawned.is_err() {
+                    open.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    stop_flag.store(true, Ordering::Relaxed);
+    // Connections see the flag within their read timeout.
+    while open.load(Ordering::Relaxed) > 0 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Challenge, proof, then echo until the peer closes or the station stops. False when the
+/// peer failed the challenge.
+fn echo_connection(mut stream: TcpStream, key: &Key, counters: &Counters, stop: &AtomicBool) -> bool {
+    let _ = stream.set_nodelay(true);
+    let mut challenge = [0u8; 16];
+    if getrandom::fill(&mut challenge).is_err() {
+        challenge = realtime_ns().to_le_bytes().repeat(2).try_into().unwrap_or([1; 16]);
+    }
+    if stream.write_all(&challenge).is_err() {
+        return false;
+    }
+    // The proof must come within 2 s.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut proof = [0u8; protocol::TAG_LEN];
+    if stream.read_exact(&mut proof).is_err() || proof != key.comms_proof(&challenge) {
+        return false;
+    }
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(STOP_POLL_MS as u64)));
+    let mut buf = vec![0u8; 64 * 1024];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if stream.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                counters.comms_bytes.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    true
+}
+
+/// Interrupts (all lines and CPUs) and NET_RX softirqs (all CPUs) since boot.
+fn host_interrupt_totals() -> (u64, u64) {
+    match rtlab_sys::activity::ActivitySnapshot::take() {
+        Ok(snapshot) => (
+            snapshot.interrupts.iter().map(|(_, _, n)| n).sum(),
+            snapshot.softirqs.iter().filter(|(id, _, _)| id == "NET_RX").map(|(_, _, n)| n).sum(),
+        ),
+        Err(_) => (0, 0),
+    }
+}
+
+/// OutEchoReps of /proc/net/snmp: echo replies this network namespace's kernel sent.
+fn icmp_echo_replies() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/snmp").ok()?;
+    parse_out_echo_reps(&text)
+}
+
+fn parse_out_echo_reps(snmp: &str) -> Option<u64> {
+    let mut icmp_lines = snmp.lines().filter(|l| l.starts_with("Icmp:"));
+    let names = icmp_lines.next()?;
+    let values = icmp_lines.next()?;
+    let index = names.split_whitespace().position(|n| n == "OutEchoReps")?;
+    values.split_whitespace().nth(index)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_bucket_holds_the_rate_with_a_tenth_of_a_second_burst() {
+        let mut bucket = TokenBucket::new(100, 10, 0);
+        let burst = (0..100).filter(|_| bucket.take(0)).count();
+        assert_eq!(burst, 10);
+        // One second later: 100 more at most (the burst capacity caps it at 10).
+        let after = (0..100).filter(|_| bucket.take(1_000_000_000)).count();
+        assert_eq!(after, 10);
+        // Spread out at the rate: every one accepted.
+        assert!((1..=200u64).all(|i| bucket.take(1_000_000_000 + i * 10_000_000)));
+    }
+
+    #[test]
+    fn sessions_replace_the_least_recently_used_and_refuse_replays() {
+        let table = SessionTable { slots: Default::default() };
+        let peer = SocketAddrV4::new(Ipv4Addr::new(192, 0, 2, 1), 4000);
+        for id in 1..=SESSIONS as u64 {
+            table.open(id, peer, id);
+        }
+        table.find(1).unwrap().last_used_ns.store(1_000, Ordering::Relaxed);
+        table.open(99, peer, 2_000);
+        assert!(table.find(2).is_none(), "the least recently used session goes");
+        assert!(table.find(1).is_some() && table.find(99).is_some());
+        assert_eq!(table.find(99).unwrap().peer(), peer);
+        let last = &table.find(99).unwrap().last_stimulus;
+        assert!(SessionSlot::advance(last, 1));
+        assert!(SessionSlot::advance(last, 5));
+        assert!(!SessionSlot::advance(last, 5), "a replay");
+        assert!(!SessionSlot::advance(last, 3), "an older one");
+        assert!(table.find(0).is_none());
+    }
+
+    #[test]
+    fn echo_payload_skips_the_ip_and_icmp_headers() {
+        let mut packet = vec![0x45u8; 20];
+        packet.extend([ECHO_REQUEST, 0, 0, 0, 0, 0, 0, 0]);
+        packet.extend(b"RTLB...");
+        assert_eq!(echo_payload(&packet), Some(&b"RTLB..."[..]));
+        packet[20] = 0;
+        assert_eq!(echo_payload(&packet), None);
+        assert_eq!(echo_payload(&[]), None);
+        assert_eq!(echo_payload(&[0x41; 4]), None);
+    }
+
+    #[test]
+    fn out_echo_reps_is_read_by_name() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\nIcmp: InMsgs InErrors OutEchoReps\nIcmp: 5 0 42\nIcmpMsg: x\n";
+        assert_eq!(parse_out_echo_reps(snmp), Some(42));
+        assert_eq!(parse_out_echo_reps("Ip: a\nIp: 1\n"), None);
+    }
+}

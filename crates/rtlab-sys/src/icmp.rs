@@ -1,0 +1,268 @@
+//! Raw ICMPv4 sockets with kernel receive timestamps, for the second station.
+//!
+//! - [`IcmpSocket`]: a raw `IPPROTO_ICMP` socket (CAP_NET_RAW). It sends ICMP messages
+//!   built by the caller ([`IcmpSocket::send_to`]) and receives copies of the ICMP messages
+//!   that reach this host, IP header included, with the kernel's software receive time
+//!   (SO_TIMESTAMPING). [`IcmpSocket::keep_only`] attaches a classic BPF filter in the
+//!   kernel, so that only one ICMP type carrying a given 4-byte magic after the ICMP header
+//!   ever wakes the reader: a ping flood at the host costs the kernel, not the reader.
+//!
+//! A raw socket sees a copy: the kernel itself still answers echo requests (that answer is
+//! the station's early, kernel-level one). Receiving allocates nothing per call.
+
+use crate::net::scm_timestamping_ns;
+use crate::{Result, SysError};
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// ICMP echo request and echo reply types.
+pub const ECHO_REQUEST: u8 = 8;
+pub const ECHO_REPLY: u8 = 0;
+
+/// Room for the SCM_TIMESTAMPING control message; u64 keeps it aligned for `cmsghdr`.
+const CONTROL_WORDS: usize = 32;
+
+/// One ICMP message received by [`IcmpSocket::recv`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IcmpRecv {
+    /// `len` bytes (IP header first) from `from`, with the kernel's software receive time
+    /// (CLOCK_REALTIME ns) when it attached one.
+    Packet { len: usize, from: Ipv4Addr, kernel_rx_ns: Option<u64> },
+    /// A signal interrupted the wait.
+    Interrupted,
+}
+
+/// A raw ICMPv4 socket.
+pub struct IcmpSocket {
+    fd: OwnedFd,
+    control: Box<[u64; CONTROL_WORDS]>,
+}
+
+impl IcmpSocket {
+    /// Opens a raw ICMPv4 socket with software receive timestamps. Needs CAP_NET_RAW.
+    pub fn open() -> Result<Self> {
+        // SAFETY: socket(2) with constant arguments; the result is checked.
+        let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::IPPROTO_ICMP) };
+        if raw < 0 {
+            return Err(SysError::last_os("socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) (needs CAP_NET_RAW)"));
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let flags = (libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as libc::c_int;
+        set_option(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags, "setsockopt(SO_TIMESTAMPING)")?;
+        Ok(Self { fd, control: Box::new([0; CONTROL_WORDS]) })
+    }
+
+    /// Receives only ICMP messages addressed to `address` (bind(2)).
+    pub fn bind(&self, address: Ipv4Addr) -> Result<()> {
+        let sin = sockaddr_in(address);
+        // SAFETY: `sin` is a valid sockaddr_in and its size is passed with it.
+        let rc = unsafe {
+            libc::bind(
+                self.fd.as_raw_fd(),
+                (&sin as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(SysError::last_os("bind the ICMP socket"));
+        }
+        Ok(())
+    }
+
+    /// Lets through only ICMP messages of type `icmp_type` whose first 4 bytes after the
+    /// 8-byte ICMP header are `magic`: a classic BPF program run by the kernel for each
+    /// packet, so others never reach this socket's queue.
+    pub fn keep_only(&self, icmp_type: u8, magic: [u8; 4]) -> Result<()> {
+        let magic_word = u32::from_be_bytes(magic);
+        // X = IP header length; then the ICMP type at [X], the payload word at [X + 8].
+        let program = [
+            sock_filter(libc::BPF_LDX | libc::BPF_B | libc::BPF_MSH, 0, 0, 0),
+            sock_filter(libc::BPF_LD | libc::BPF_B | libc::BPF_IND, 0, 0, 0),
+            sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 3, u32::from(icmp_type)),
+            sock_filter(libc::BPF_LD | libc::BPF_W | libc::BPF_IND, 0, 0, 8),
+            sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 1, magic_word),
+            sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0xffff),
+            sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
+        ];
+        let fprog = libc::sock_fprog { len: program.len() as u16, filter: program.as_ptr().cast_mut() };
+        set_option(
+            self.fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            &fprog,
+            "setsockopt(SO_ATTACH_FILTER)",
+        )
+    }
+
+    /// Sends one ICMP message (header and payload, checksum filled in by the caller) to
+    /// `to`; the kernel adds the IP header. One `sendto`.
+    pub fn send_to(&self, message: &[u8], to: Ipv4Addr) -> Result<usize> {
+        let sin = sockaddr_in(to);
+        // SAFETY: `message` and `sin` are valid for the call and their lengths are passed.
+        let n = unsafe {
+            libc::sendto(
+                self.fd.as_raw_fd(),
+                message.as_ptr().cast(),
+                message.len(),
+                0,
+                (&sin as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        if n < 0 {
+            return Err(SysError::last_os("sendto (ICMP)"));
+        }
+        Ok(n as usize)
+    }
+
+    /// Blocks until an ICMP message arrives (or a signal interrupts the wait). One
+    /// `recvmsg`; nothing allocated.
+    pub fn recv(&mut self, buf: &mut [u8]) -> Result<IcmpRecv> {
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        let mut from = sockaddr_in(Ipv4Addr::UNSPECIFIED);
+        // SAFETY: msghdr is plain data; all-zero is a valid (empty) value.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_name = (&mut from as *mut libc::sockaddr_in).cast();
+        msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = self.control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&*self.control) as _;
+        // SAFETY: `msg` points to `from`, to `iov` (over `buf`) and to the control buffer,
+        // all valid and writable for their stated lengths during the call.
+        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                return Ok(IcmpRecv::Interrupted);
+            }
+            return Err(SysError::from_io("recvmsg (ICMP)", e));
+        }
+        Ok(IcmpRecv::Packet {
+            len: (n as usize).min(buf.len()),
+            from: Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)),
+            kernel_rx_ns: scm_timestamping_ns(&msg, 0),
+        })
+    }
+}
+
+impl AsRawFd for IcmpSocket {
+    fn as_raw_fd(&self) -> libc::c_int {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// The Internet checksum (RFC 1071) of `bytes`: what goes into an ICMP header whose
+/// checksum field is zero while it is computed.
+pub fn internet_checksum(bytes: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    let mut chunks = bytes.chunks_exact(2);
+    for pair in &mut chunks {
+        sum += u32::from(u16::from_be_bytes([pair[0], pair[1]]));
+    }
+    if let [last] = chunks.remainder() {
+        sum += u32::from(*last) << 8;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Whether net.ipv4.icmp_echo_ignore_all is off (the kernel answers echo requests).
+pub fn kernel_answers_echo() -> Result<bool> {
+    let path = "/proc/sys/net/ipv4/icmp_echo_ignore_all";
+    let text = std::fs::read_to_string(path).map_err(|e| SysError::from_io("read icmp_echo_ignore_all", e))?;
+    Ok(text.trim() == "0")
+}
+
+fn sockaddr_in(address: Ipv4Addr) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr { s_addr: u32::from(address).to_be() },
+        sin_zero: [0; 8],
+    }
+}
+
+fn sock_filter(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code: code as u16, jt, jf, k }
+}
+
+fn set_option<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: &T, op: &'static str) -> Result<()> {
+    // SAFETY: `value` points to a valid T for the duration of the call and its size is
+    // passed with it; the kernel only reads it.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (value as *const T).cast::<libc::c_void>(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(SysError::last_os(op));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_matches_rfc1071_examples() {
+        // RFC 1071 section 3: the one's complement sum of these words is 0xddf2.
+        let bytes = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+        assert_eq!(internet_checksum(&bytes), !0xddf2);
+        // A message with its checksum filled in sums to zero.
+        let mut echo = [8u8, 0, 0, 0, 0x12, 0x34, 0, 1, b'R', b'T', b'L'];
+        let sum = internet_checksum(&echo);
+        echo[2..4].copy_from_slice(&sum.to_be_bytes());
+        assert_eq!(internet_checksum(&echo), 0);
+    }
+
+    /// As root: an echo request to 127.0.0.1 comes back as a kernel echo reply that passes
+    /// the filter, with a receive timestamp; a request without the magic never arrives.
+    #[test]
+    fn the_kernel_echo_passes_the_filter_with_a_timestamp() {
+        let Ok(mut socket) = IcmpSocket::open() else {
+            assert!(std::env::var_os("CI").is_none(), "CI=true: a raw ICMP socket needs root (CAP_NET_RAW)");
+            eprintln!("skipped: a raw ICMP socket needs CAP_NET_RAW");
+            return;
+        };
+        if !kernel_answers_echo().unwrap_or(false) {
+            return;
+        }
+        socket.keep_only(ECHO_REPLY, *b"RTLT").unwrap();
+        let message = |payload: &[u8; 4]| {
+            let mut m = [0u8; 16];
+            m[0] = ECHO_REQUEST;
+            m[4..6].copy_from_slice(&0x7e57u16.to_be_bytes());
+            m[8..12].copy_from_slice(payload);
+            let sum = internet_checksum(&m);
+            m[2..4].copy_from_slice(&sum.to_be_bytes());
+            m
+        };
+        socket.send_to(&message(b"XXXX"), Ipv4Addr::LOCALHOST).unwrap();
+        socket.send_to(&message(b"RTLT"), Ipv4Addr::LOCALHOST).unwrap();
+        let mut buf = [0u8; 128];
+        let ready = crate::net::wait_readable_any([socket.as_raw_fd()], 2_000).unwrap();
+        assert!(ready[0], "no echo reply within 2 s");
+        match socket.recv(&mut buf).unwrap() {
+            IcmpRecv::Packet { len, from, kernel_rx_ns } => {
+                let ihl = usize::from(buf[0] & 0xf) * 4;
+                assert_eq!(len, ihl + 16);
+                assert_eq!(buf[ihl], ECHO_REPLY);
+                assert_eq!(&buf[ihl + 8..ihl + 12], b"RTLT", "the filtered-out request came first");
+                assert_eq!(from, Ipv4Addr::LOCALHOST);
+                assert!(kernel_rx_ns.is_some());
+            }
+            IcmpRecv::Interrupted => panic!("interrupted"),
+        }
+        // Nothing else passed: the request copies and the XXXX reply were filtered out.
+        assert!(!crate::net::wait_readable_any([socket.as_raw_fd()], 200).unwrap()[0]);
+    }
+}

@@ -1,0 +1,155 @@
+//! `rtlab station`: the agent on the host under test for Regnier's experiment 2
+//! (docs/station.md). It answers authenticated stimuli from the measuring host twice
+//! (the kernel's ICMP echo, then its real-time task Δ later), sinks the floods and echoes
+//! the comms load that host sends. It runs until SIGINT/SIGTERM or --duration, prints its
+//! counters every --status-every and at the end, and writes nothing.
+
+use crate::errors::{environment, usage};
+use rtlab_analysis::units::parse_time_ns;
+use rtlab_station::protocol::{Key, StationCounters};
+use rtlab_station::station::{Station, StationConfig, DEFAULT_MAX_RATE_HZ};
+use rtlab_station::StationError;
+use std::net::{SocketAddr, SocketAddrV4};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// The default control port (the sink takes the next, the comms server the one after).
+pub const DEFAULT_PORT: u16 = 7450;
+
+#[derive(Debug, clap::Args)]
+pub struct StationArgs {
+    /// Address and UDP port to listen on (IPv4). The flood sink listens on PORT+1 (UDP),
+    /// the comms echo server on PORT+2 (TCP) [default: 127.0.0.1:7450]
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// File holding the shared key (at least 16 bytes; readable by its owner only)
+    #[arg(long)]
+    pub key: PathBuf,
+    /// Regnier's Δ: how long the real-time task waits after waking before it answers
+    #[arg(long, default_value = "10us")]
+    pub delta: String,
+    /// Stimuli answered per second at most; more are dropped and counted
+    #[arg(long, default_value_t = DEFAULT_MAX_RATE_HZ)]
+    pub max_rate: u32,
+    /// CPU of the real-time task [default: the last online CPU]
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// SCHED_FIFO priority of the real-time task
+    #[arg(long, default_value_t = 95)]
+    pub priority: i32,
+    /// Stop after this long (e.g. 10m) [default: until SIGINT/SIGTERM]
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Print the counters this often (0: only at the end)
+    #[arg(long, default_value = "10s")]
+    pub status_every: String,
+    /// Print only the final counters
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
+    let listen = match args.listen.as_deref() {
+        None => SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, DEFAULT_PORT),
+        Some(text) => match text.trim().parse::<SocketAddr>() {
+            Ok(SocketAddr::V4(a)) => a,
+            Ok(SocketAddr::V6(_)) => return Err(usage(format!("--listen {text:?}: the station runs over IPv4 only"))),
+            Err(_) => return Err(usage(format!("--listen {text:?}: not an IPv4 ADDRESS:PORT (e.g. 192.0.2.2:7450)"))),
+        },
+    };
+    let key = Key::from_file(&args.key).map_err(|e| usage(format!("--key: {e}")))?;
+    let delta_ns = parse_time_ns(&args.delta).map_err(|e| usage(format!("--delta: {e}")))?;
+    if delta_ns > 1_000_000 {
+        return Err(usage(format!("--delta {}: at most 1ms (the task busy-waits for it)", args.delta)));
+    }
+    if args.max_rate == 0 || args.max_rate > 100_000 {
+        return Err(usage(format!("--max-rate {}: use 1 to 100000 stimuli per second", args.max_rate)));
+    }
+    let duration = args
+        .duration
+        .as_deref()
+        .map(|t| parse_time_ns(t).map_err(|e| usage(format!("--duration: {e}"))))
+        .transpose()?
+        .map(Duration::from_nanos);
+    let status_every =
+        Duration::from_nanos(parse_time_ns(&args.status_every).map_err(|e| usage(format!("--status-every: {e}")))?);
+    let online = rtlab_sys::sched::online_cpus().map_err(|e| environment(format!("cannot list the CPUs: {e}")))?;
+    let cpu = match args.cpu {
+        Some(cpu) if !online.contains(&cpu) => return Err(usage(format!("--cpu {cpu}: not an online CPU"))),
+        Some(cpu) => cpu,
+        None => *online.last().unwrap_or(&0),
+    };
+    let range = rtlab_sys::sched::priority_range(rtlab_sys::sched::Policy::Fifo);
+    if !range.contains(&args.priority) {
+        return Err(usage(format!("--priority {}: use {} to {}", args.priority, range.start(), range.end())));
+    }
+    let stop = crate::runner::stop_on_signals()?;
+    // The responder's memory must not fault while it answers.
+    let _memory = rtlab_sys::memory::MemoryLockGuard::lock_all().ok();
+    let station = Station::bind(StationConfig {
+        listen,
+        key,
+        delta_ns,
+        max_rate_hz: args.max_rate,
+        responder_cpu: Some(cpu),
+        responder_priority: Some(args.priority),
+    })
+    .map_err(|e| match e {
+        StationError::Config(m) => usage(m),
+        other => environment(format!("{other} (the station needs root for its raw ICMP socket and SCHED_FIFO)")),
+    })?;
+    let address = station.local_addr();
+    println!(
+        "rtlab station: listening on {address} (sink udp/{}, comms tcp/{}); Δ {:.1} µs; real-time task on CPU {cpu} \
+         at SCHED_FIFO {}; at most {} stimuli/s",
+        listen.port() + 1,
+        listen.port() + 2,
+        delta_ns as f64 / 1e3,
+        args.priority,
+        args.max_rate
+    );
+    let counters = station.counters_handle();
+    let runner = {
+        let stop = stop.clone();
+        std::thread::Builder::new().name("rtlab-station".into()).spawn(move || station.run(stop))?
+    };
+    let started = Instant::now();
+    let mut last_status = Instant::now();
+    while !runner.is_finished() {
+        std::thread::sleep(Duration::from_millis(100));
+        if duration.is_some_and(|d| started.elapsed() >= d) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        if !args.quiet && !status_every.is_zero() && last_status.elapsed() >= status_every {
+            println!("{}", status_line(&counters.snapshot()));
+            last_status = Instant::now();
+        }
+    }
+    let last = runner
+        .join()
+        .map_err(|_| environment("the station thread panicked"))?
+        .map_err(|e| environment(format!("the station stopped: {e}")))?;
+    println!("{}", status_line(&last));
+    Ok(0)
+}
+
+/// One line of counters.
+pub fn status_line(c: &StationCounters) -> String {
+    format!(
+        "station: answered {} | dropped: rate {}, bad tag {}, malformed {}, oversized {}, wrong version {}, replayed {}, \
+         unknown session {} | sessions {} | sink {} datagrams | comms {} bytes, {} refused",
+        c.answered,
+        c.rate_limited,
+        c.bad_tag,
+        c.malformed,
+        c.oversized,
+        c.wrong_version,
+        c.replayed,
+        c.unknown_session,
+        c.sessions,
+        c.sink_packets,
+        c.comms_bytes,
+        c.comms_refused
+    )
+}
