@@ -37,11 +37,15 @@ pub struct CommsParams {
     /// Message bytes carried per second in both directions (sent plus echoed), over all
     /// clients; None (`max`) = as fast as possible.
     pub rate: Option<ByteRate>,
+    /// With a station's echo server as `peer` (`remote:comms`): the key file whose proof
+    /// the server asks for after connecting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub station_key: Option<std::path::PathBuf>,
 }
 
 impl Default for CommsParams {
     fn default() -> Self {
-        Self { message_bytes: 60_000, clients: 1, peer: None, rate: None }
+        Self { message_bytes: 60_000, clients: 1, peer: None, rate: None, station_key: None }
     }
 }
 
@@ -294,6 +298,16 @@ fn serve(mut stream: TcpStream, size: usize, counters: &Counters, stop: &AtomicB
     }
 }
 
+/// The station's echo server sends a 16-byte challenge and wants its proof
+/// (docs/station.md) within 2 s.
+fn prove_key(stream: &mut TcpStream, key: &rtlab_station::protocol::Key) -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut challenge = [0u8; 16];
+    stream.read_exact(&mut challenge)?;
+    stream.write_all(&key.comms_proof(&challenge))
+}
+
 /// The client side: send a message, wait for its echo, check it, repeat; with `pacing`,
 /// each message waits until the rate allows its round trip.
 fn client(
@@ -371,10 +385,21 @@ impl Load for CommsLoad {
                 addr
             }
         };
+        let key = match &self.params.station_key {
+            Some(path) => Some(
+                rtlab_station::protocol::Key::from_file(path)
+                    .map_err(|e| LoadError::config(NAME, format!("station key: {e}")))?,
+            ),
+            None => None,
+        };
         workers.mark_start();
         for i in 0..self.params.clients {
-            let stream = TcpStream::connect_timeout(&server, Duration::from_secs(2))
+            let mut stream = TcpStream::connect_timeout(&server, Duration::from_secs(2))
                 .map_err(|e| LoadError::io(NAME, format!("connect to {server}"), e))?;
+            if let Some(key) = &key {
+                prove_key(&mut stream, key)
+                    .map_err(|e| LoadError::io(NAME, format!("prove the key to {server}"), e))?;
+            }
             let counters = self.counters.clone();
             let round_trip = 2 * size as u64;
             let pacing = self.params.rate.map(|rate| Pacing::new(rate, self.params.clients, round_trip));

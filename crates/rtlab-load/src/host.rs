@@ -81,6 +81,13 @@ impl LoadHost {
             let list = cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
             command.arg("--cpus").arg(list);
         }
+        // The remote loads' station (and the key of its echo server).
+        if let Some(station) = crate::remote::station() {
+            command.arg("--station").arg(station.address.to_string());
+            if let Some(key) = station.key_file {
+                command.arg("--station-key").arg(key);
+            }
+        }
         // stderr stays rtlab's: a load host that cannot even report says why there.
         command.stdin(Stdio::piped()).stdout(Stdio::piped());
         let mut child = ManagedChild::spawn(command).map_err(|e| LoadError::sys(scenario, e))?;

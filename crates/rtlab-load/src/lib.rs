@@ -15,6 +15,8 @@
 //! - [`host::LoadHost`]: a scenario's loads in a child process of their own (how rtlab runs
 //!   them), and [`host::serve`], the child's side.
 //! - [`preset`] and [`parse_load_spec`]: loads by name (`akamina`, `udp-flood:rate=100000`).
+//! - [`remote::RemoteLoad`]: a flood or comms client sent to a second station
+//!   (`remote:udp-flood@HOST`).
 //!
 //! In-process loads are threads running SCHED_OTHER that poll a stop flag at least every
 //! 100 ms and count their work in atomics; loads that run programs use
@@ -32,6 +34,7 @@ pub mod memory;
 pub mod messaging;
 pub mod ping_flood;
 pub mod proc_read;
+pub mod remote;
 mod scratch;
 mod spec;
 pub mod udp_flood;

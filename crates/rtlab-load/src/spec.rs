@@ -117,6 +117,9 @@ pub(crate) fn params<P: DeserializeOwned>(load: &str, parts: &[&str]) -> Result<
 
 /// One load from a spec such as `udp-flood:rate=100k` or `disk:parent=/var/tmp`.
 pub fn parse_load_spec(spec: &str) -> Result<Box<dyn Load>, LoadError> {
+    if let Some(remote) = spec.trim().strip_prefix("remote:") {
+        return crate::remote::parse(remote);
+    }
     let mut parts = spec.trim().split(':');
     let name = parts.next().unwrap_or_default().trim();
     let parts: Vec<&str> = parts.collect();

@@ -71,6 +71,10 @@ pub struct LoadHostArgs {
     pub cpus: Option<String>,
     #[arg(long)]
     pub scratch: Option<PathBuf>,
+    #[arg(long)]
+    pub station: Option<String>,
+    #[arg(long)]
+    pub station_key: Option<PathBuf>,
 }
 
 /// `--split-backend`.

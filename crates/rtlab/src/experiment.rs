@@ -200,6 +200,13 @@ impl RunPlan {
             Some(text) => Some(parse_time_ns(text).map_err(|e| usage(format!("--explain-above: {e}")))?),
         };
         let resolved = crate::probe_plan::resolve(args, &cpus, online, priority as i32)?;
+        // Remote loads without @HOST go to --station; remote:comms proves its key.
+        if let Some(station) = &resolved.station {
+            rtlab_load::remote::set_station(rtlab_load::remote::RemoteStation {
+                address: station.address,
+                key_file: Some(station.key_file.clone()),
+            });
+        }
         let scenarios = resolve_scenarios(args)?;
         if args.split {
             use crate::probe_plan::ProbeChoice;

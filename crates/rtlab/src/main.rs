@@ -10,7 +10,6 @@ mod fleet_cmd;
 mod history_cmd;
 mod import_cmd;
 mod monitor_cmd;
-mod station_cmd;
 mod packaging;
 mod plan_values;
 mod probe_build;
@@ -20,6 +19,7 @@ mod run_report;
 mod runner;
 mod simulated_host;
 mod split_run;
+mod station_cmd;
 mod suite;
 
 use clap::Parser;
@@ -308,6 +308,14 @@ fn cmd_load_host(args: &LoadHostArgs) -> anyhow::Result<u8> {
         .map_err(|e| usage(format!("--cpus: {e}")))?;
     if let Some(dir) = &args.scratch {
         rtlab_load::set_default_scratch_parent(dir.clone());
+    }
+    if let Some(text) = &args.station {
+        let address =
+            rtlab_station::client::parse_station_address(text).map_err(|e| usage(format!("--station {e}")))?;
+        rtlab_load::remote::set_station(rtlab_load::remote::RemoteStation {
+            address,
+            key_file: args.station_key.clone(),
+        });
     }
     let input = std::io::BufReader::new(std::io::stdin());
     let code = rtlab_load::host::serve(&args.scenario, cpus.as_deref(), input, &mut std::io::stdout());

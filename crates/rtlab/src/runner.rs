@@ -381,6 +381,12 @@ fn measure_scenario(
     // Loads first: the load host's supervisor is a fork of rtlab, and memory allocated
     // after the fork (the probe's) is never shared copy-on-write with it.
     let mut host = None;
+    // Remote loads: the station's counters before and after are the evidence that the
+    // floods arrived there.
+    let mut station_before = match (&plan.station, planned.spec.contains("remote:")) {
+        (Some(station), true) => Some(station_status(station, None)?),
+        _ => None,
+    };
     if !planned.is_unloaded() {
         let exe = std::env::current_exe().context("cannot find the rtlab executable to run the loads")?;
         progress::note(plan, &format!("Starting the loads of {name:?}; measuring in {}", format_ns(plan.settle_ns)));
@@ -481,6 +487,10 @@ fn measure_scenario(
                         reports.iter().find_map(|r| r.died_early.as_ref().map(|why| format!("{}: {why}", r.name)));
                 }
                 scenario.loads = reports;
+                if let (Some(station), Some((client, before))) = (&plan.station, station_before.take()) {
+                    let (_, after) = station_status(station, Some(client))?;
+                    add_station_evidence(&mut scenario.loads, &before, &after);
+                }
             }
             Err(e) => {
                 scenario.load_failure.get_or_insert(format!("the loads did not report: {e}"));
@@ -492,6 +502,60 @@ fn measure_scenario(
     scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
     Ok(ScenarioOutcome { scenario, measurements, notes, splits })
+}
+
+/// The station's counters now, on a control session (opened when `client` is None).
+fn station_status(
+    station: &crate::probe_plan::StationTarget,
+    client: Option<rtlab_station::client::StationClient>,
+) -> anyhow::Result<(rtlab_station::client::StationClient, rtlab_station::protocol::StationCounters)> {
+    let mut client = match client {
+        Some(c) => c,
+        None => rtlab_station::client::StationClient::connect(station.address, station.key.clone())
+            .map_err(|e| environment(format!("--station: {e}")))?,
+    };
+    let counters = client.status().map_err(|e| environment(format!("--station: {e}")))?;
+    Ok((client, counters))
+}
+
+/// Appends to each remote load's report what the station received meanwhile, per second
+/// of the station's clock, and the station's interrupt and NET_RX softirq rates.
+fn add_station_evidence(
+    loads: &mut [rtlab_results::load::LoadReport],
+    before: &rtlab_station::protocol::StationCounters,
+    after: &rtlab_station::protocol::StationCounters,
+) {
+    use rtlab_results::load::Intensity;
+    let seconds = after.station_time_ns.saturating_sub(before.station_time_ns) as f64 / 1e9;
+    if seconds <= 0.0 {
+        return;
+    }
+    let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / seconds;
+    for load in loads.iter_mut().filter(|l| l.name.starts_with("remote:")) {
+        let received = match load.name.as_str() {
+            "remote:udp-flood" => Some(Intensity::new(
+                "station: datagrams/s received",
+                rate(after.sink_packets, before.sink_packets),
+                "packets/s",
+            )),
+            "remote:comms" => {
+                Some(Intensity::new("station: MB/s echoed", rate(after.comms_bytes, before.comms_bytes) / 1e6, "MB/s"))
+            }
+            "remote:ping-flood" => Some(Intensity::new(
+                "station: echo replies/s (its kernel)",
+                rate(after.icmp_echo_replies, before.icmp_echo_replies),
+                "packets/s",
+            )),
+            _ => None,
+        };
+        load.achieved.extend(received);
+        load.achieved.push(Intensity::new("station: interrupts/s", rate(after.interrupts, before.interrupts), "1/s"));
+        load.achieved.push(Intensity::new(
+            "station: NET_RX softirqs/s",
+            rate(after.net_rx_softirqs, before.net_rx_softirqs),
+            "1/s",
+        ));
+    }
 }
 
 /// What became of a scenario's raw samples: written, and not written because the raw
