@@ -72,8 +72,10 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
         .map(|t| parse_time_ns(t).map_err(|e| usage(format!("--duration: {e}"))))
         .transpose()?
         .map(Duration::from_nanos);
-    let status_every =
-        Duration::from_nanos(parse_time_ns(&args.status_every).map_err(|e| usage(format!("--status-every: {e}")))?);
+    let status_every = match args.status_every.trim() {
+        "0" => Duration::ZERO,
+        text => Duration::from_nanos(parse_time_ns(text).map_err(|e| usage(format!("--status-every: {e}")))?),
+    };
     let online = rtlab_sys::sched::online_cpus().map_err(|e| environment(format!("cannot list the CPUs: {e}")))?;
     let cpu = match args.cpu {
         Some(cpu) if !online.contains(&cpu) => return Err(usage(format!("--cpu {cpu}: not an online CPU"))),

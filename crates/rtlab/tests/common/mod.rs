@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod netns;
 pub mod prometheus;
 
 use serde_json::Value;

@@ -1,0 +1,323 @@
+//! The second station for real (docs/station.md): `rtlab station` in one network namespace,
+//! `rtlab run -P remote` in another, joined by a veth pair (tests/common/netns.rs); and a
+//! station on loopback fed wrong keys, truncated, replayed, oversized and junk packets while
+//! the real peer measures. As root; without root or `ip`, each test says so and fails under
+//! CI=true.
+
+mod common;
+
+use common::netns::TwoHosts;
+use common::*;
+use rtlab_station::client::{accept_welcome, hello, StationClient};
+use rtlab_station::protocol::{self, Key, Kind, StationCounters, MAX_MESSAGE_LEN};
+use rtlab_sys::icmp::{internet_checksum, IcmpSocket, ECHO_REQUEST};
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Whether the real part can run here; under CI=true a missing part fails the test.
+fn can_run(what: &str) -> bool {
+    let problem = if euid() != 0 {
+        Some("needs root (raw ICMP sockets, SCHED_FIFO, network namespaces)".to_string())
+    } else {
+        common::netns::available().err()
+    };
+    match problem {
+        None => true,
+        Some(why) => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: {what} cannot run: {why}");
+            eprintln!("{what}: not run: {why}");
+            false
+        }
+    }
+}
+
+fn write_key(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+/// A station child, killed on drop unless stopped.
+struct StationProcess(Option<Child>);
+
+impl StationProcess {
+    fn start(mut command: Command, listen: &str, key: &Path) -> StationProcess {
+        command
+            .args(["station", "--listen", listen, "--key"])
+            .arg(key)
+            .args(["--status-every", "0", "--duration", "120s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        StationProcess(Some(command.spawn().expect("rtlab station starts")))
+    }
+
+    /// SIGTERM, then the exit status and the output.
+    fn stop(mut self) -> (std::process::ExitStatus, String) {
+        let child = self.0.take().expect("running");
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let output = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
+        (output.status, text)
+    }
+}
+
+impl Drop for StationProcess {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Waits until a control session opens (the station is up).
+fn wait_for_station(address: SocketAddrV4, key: &Key) -> StationClient {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match StationClient::connect(address, key.clone()) {
+            Ok(client) => return client,
+            Err(e) if Instant::now() > deadline => panic!("the station did not come up: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+fn detail(m: &serde_json::Value, key: &str) -> i64 {
+    m["details"][key].as_i64().unwrap_or_else(|| panic!("detail {key} in {}", m["details"]))
+}
+
+/// Two namespaces: a run with an idle and a flooded scenario. Every stimulus is a sample or
+/// counted lost; per sample irq + act + Δ + δ̄ = rtt exactly; δ was calibrated; the flood
+/// reached the station's sink at the rate the sender reports.
+#[test]
+fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
+    if !can_run("the namespaced remote run") {
+        return;
+    }
+    let hosts = TwoHosts::create("remote").expect("two network namespaces");
+    let dir = tempfile::tempdir().unwrap();
+    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
+    let station_address = SocketAddrV4::new(hosts.station_addr, 7450);
+    let station =
+        StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &station_address.to_string(), &key);
+    std::thread::sleep(Duration::from_millis(500));
+    let out = dir.path().join("run");
+    let output = hosts
+        .command(&hosts.measuring, rtlab_path())
+        .args(["run", "-P", "remote", "--rate", "100", "--duration", "3s", "--raw", "-q", "--station"])
+        .arg(station_address.to_string())
+        .arg("--key")
+        .arg(&key)
+        .args(["--load", "idle,remote:udp-flood:rate=20000"])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "rtlab run failed: {}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out);
+    let irq = measurements(&run, "remote.irq");
+    assert_eq!(irq.len(), 2, "one per scenario");
+    for m in &irq {
+        // Every stimulus is accounted for.
+        let lost = detail(m, "lost_echo") + detail(m, "lost_answer") + detail(m, "lost_both");
+        assert_eq!(u(m, "cycles"), u(m, "count") + lost as u64, "{}", m["details"]);
+        assert_eq!(u(m, "overruns") as i64, lost);
+        assert!(u(m, "count") > 0);
+        // δ was calibrated: 400 stimuli against the idle station.
+        assert_eq!(detail(m, "delta_samples"), 400);
+        let (low, mean, high) = (detail(m, "delta_min_ns"), detail(m, "delta_mean_ns"), detail(m, "delta_max_ns"));
+        assert!(0 < low && low <= mean && mean <= high, "δ {low} {mean} {high}");
+        assert_eq!(detail(m, "station_delta_ns"), 10_000);
+        assert_eq!(m["details"]["timestamping"], "software");
+        // irq + act + Δ + δ̄ = rtt, sample by sample.
+        let scenario = m["scenario"].as_str().unwrap();
+        let raw = |metric: &str| {
+            let m = measurements(&run, metric).into_iter().find(|x| x["scenario"] == scenario).unwrap();
+            rtlab_results::raw::read_all(&out.join(m["raw_file"].as_str().unwrap())).unwrap()
+        };
+        let (i, a, r) = (raw("remote.irq"), raw("remote.act"), raw("remote.rtt"));
+        assert_eq!((i.len(), a.len()), (r.len(), r.len()));
+        assert_eq!(i.len() as u64, u(m, "count"));
+        for ((i, a), r) in i.iter().zip(&a).zip(&r) {
+            assert_eq!((i.expected_ns, a.expected_ns), (r.expected_ns, r.expected_ns));
+            assert_eq!(i.value_ns + a.value_ns + 10_000 + mean, r.value_ns, "at {}", r.expected_ns);
+        }
+        // The paper's pitfalls are counted within the samples.
+        assert!(detail(m, "crossed") + detail(m, "negative_act") <= u(m, "count") as i64);
+    }
+    // The flood reached the station: what its sink counted per second is what was sent.
+    let flooded = &run["scenarios"][1];
+    let flood = &flooded["loads"][0];
+    assert_eq!(flood["name"], "remote:udp-flood");
+    let achieved = |name: &str| {
+        flood["achieved"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()["value"].as_f64().unwrap()
+    };
+    let (sent, received) = (achieved("packets/s sent"), achieved("station: datagrams/s received"));
+    assert!(sent > 10_000.0, "the flood ran at {sent}/s");
+    assert!(received > 0.8 * sent && received < 1.1 * sent, "sent {sent}/s, the station received {received}/s");
+    assert!(achieved("station: NET_RX softirqs/s") > 0.5 * sent);
+    let (status, text) = station.stop();
+    assert!(status.success(), "the station exits 0 on SIGTERM: {text}");
+    assert!(text.contains("station: answered"), "{text}");
+    drop(hosts);
+}
+
+/// Sends `count` ICMP echo requests carrying `payload` to `to`.
+fn send_icmp(socket: &IcmpSocket, to: Ipv4Addr, payload: &[u8], count: usize) {
+    let mut message = vec![0u8; 8 + payload.len()];
+    message[0] = ECHO_REQUEST;
+    message[8..].copy_from_slice(payload);
+    let sum = internet_checksum(&message);
+    message[2..4].copy_from_slice(&sum.to_be_bytes());
+    for _ in 0..count {
+        socket.send_to(&message, to).unwrap();
+    }
+}
+
+fn settle() {
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// Wrong key, truncated, replayed, oversized, junk flood: each is counted and dropped,
+/// nothing is answered, the station keeps serving the real peer and does not crash.
+#[test]
+fn bad_peers_cost_packets_not_correctness() {
+    if !can_run("the bad-peer test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let key_text = "the real peer's key, long enough";
+    let key_file = write_key(dir.path(), "station.key", key_text);
+    let key = Key::from_bytes(key_text.as_bytes()).unwrap();
+    let wrong = Key::from_bytes(b"somebody else's key, 16+ bytes").unwrap();
+    let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 17450);
+    let station = StationProcess::start(Command::new(rtlab_path()), &address.to_string(), &key_file);
+    let mut client = wait_for_station(address, &key);
+    let base = client.status().unwrap();
+    let counted = |client: &mut StationClient| -> StationCounters { client.status().unwrap() };
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    attacker.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut out = [0u8; MAX_MESSAGE_LEN];
+    let mut buf = [0u8; 2048];
+
+    // Wrong key: a HELLO and a stimulus; neither is answered.
+    let (n, _) = hello(&wrong, &mut out);
+    attacker.send_to(&out[..n], address).unwrap();
+    let icmp = IcmpSocket::open().unwrap();
+    let n = protocol::encode(&wrong, Kind::Stimulus, 1, 1, &[0; 8], &mut out);
+    send_icmp(&icmp, *address.ip(), &out[..n], 1);
+    settle();
+    assert!(attacker.recv(&mut buf).is_err(), "a HELLO with the wrong key was answered");
+    let c = counted(&mut client);
+    assert_eq!(c.bad_tag - base.bad_tag, 2, "{c:?}");
+
+    // Truncated: a valid HELLO cut short; a stimulus cut short.
+    let (n, _) = hello(&key, &mut out);
+    attacker.send_to(&out[..n - 5], address).unwrap();
+    let n = protocol::encode(&key, Kind::Stimulus, 1, 1, &[0; 8], &mut out);
+    send_icmp(&icmp, *address.ip(), &out[..n - 9], 1);
+    settle();
+    assert!(attacker.recv(&mut buf).is_err());
+    let c2 = counted(&mut client);
+    assert_eq!(c2.malformed - c.malformed, 2, "{c2:?}");
+
+    // Oversized.
+    attacker.send_to(&[0x52; 2000], address).unwrap();
+    settle();
+    let c3 = counted(&mut client);
+    assert_eq!(c3.oversized - c2.oversized, 1, "{c3:?}");
+
+    // Replayed: a valid HELLO sent twice (one WELCOME), a valid stimulus sent twice (one
+    // answer).
+    let (n, nonce) = hello(&key, &mut out);
+    attacker.send_to(&out[..n], address).unwrap();
+    attacker.send_to(&out[..n], address).unwrap();
+    let got = attacker.recv(&mut buf).expect("the first HELLO is welcomed");
+    let (session, _) = accept_welcome(&key, &buf[..got], &nonce).expect("an authenticated WELCOME");
+    assert!(attacker.recv(&mut buf).is_err(), "the replayed HELLO was answered");
+    let n = protocol::encode(&key, Kind::Stimulus, session, 9, &[0; 8], &mut out);
+    send_icmp(&icmp, *address.ip(), &out[..n], 2);
+    let got = attacker.recv(&mut buf).expect("the stimulus is answered once");
+    let (header, _) = protocol::decode(&key, &buf[..got]).unwrap();
+    assert_eq!((header.kind, header.session, header.sequence), (Kind::Answer, session, 9));
+    assert!(attacker.recv(&mut buf).is_err(), "the replayed stimulus was answered");
+    // An old session's stimulus (a station restarted, or a made-up id) is unknown.
+    let n = protocol::encode(&key, Kind::Stimulus, 0x5eed, 1, &[0; 8], &mut out);
+    send_icmp(&icmp, *address.ip(), &out[..n], 1);
+    settle();
+    let c4 = counted(&mut client);
+    assert_eq!(c4.replayed - c3.replayed, 2, "{c4:?}");
+    assert_eq!(c4.unknown_session - c3.unknown_session, 1, "{c4:?}");
+    assert_eq!(c4.answered - c3.answered, 1);
+
+    // A junk flood while the real peer measures: the peer's stimuli are all answered.
+    let flooding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flood = {
+        let flooding = flooding.clone();
+        std::thread::spawn(move || {
+            let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let icmp = IcmpSocket::open().unwrap();
+            let mut sent = 0u64;
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            while flooding.load(std::sync::atomic::Ordering::Relaxed) {
+                for _ in 0..100 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let mut bytes = [0u8; 64];
+                    bytes[..8].copy_from_slice(&x.to_le_bytes());
+                    bytes[..4].copy_from_slice(b"RTLB");
+                    bytes[4] = 1;
+                    bytes[5] = (x % 7) as u8;
+                    let _ = junk.send_to(&bytes[..(x % 64) as usize], address);
+                    send_icmp(&icmp, *address.ip(), &bytes[..48], 1);
+                    sent += 2;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            sent
+        })
+    };
+    let out_dir = dir.path().join("run");
+    let output = Command::new(rtlab_path())
+        .args([
+            "run",
+            "-P",
+            "remote",
+            "--rate",
+            "100",
+            "--duration",
+            "2s",
+            "--delta",
+            "5us",
+            "--load",
+            "idle",
+            "-q",
+            "--station",
+        ])
+        .arg(address.to_string())
+        .arg("--key")
+        .arg(&key_file)
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    flooding.store(false, std::sync::atomic::Ordering::Relaxed);
+    let junk_sent = flood.join().unwrap();
+    assert!(output.status.success(), "the real peer's run failed: {}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out_dir);
+    let m = measurements(&run, "remote.irq")[0];
+    assert_eq!(u(m, "cycles"), 200);
+    assert_eq!(detail(m, "lost_answer") + detail(m, "lost_both"), 0, "the real peer lost answers: {}", m["details"]);
+    let c5 = counted(&mut client);
+    let junk_counted = c5.junk() - c4.junk();
+    assert!(junk_counted > junk_sent / 4, "the station counted {junk_counted} of {junk_sent} junk packets");
+    // The run checks a round trip when it validates the plan and again before measuring.
+    assert_eq!(c5.answered - c4.answered, 2 + 200, "two check stimuli and the 200: {c5:?}");
+    let (status, text) = station.stop();
+    assert!(status.success(), "the station survived and exits 0: {text}");
+}
