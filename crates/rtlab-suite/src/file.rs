@@ -44,6 +44,9 @@ pub fn missing_capability(name: &str, split_unavailable: Option<&str>) -> Option
         "split" => Some(split_unavailable.map(|why| {
             format!("needs the interrupt/activation split (timer.irq, timer.sched), which traces the kernel: {why}")
         })),
+        // A second station: given or not for the whole suite; a condition that needs it
+        // and has none is not run ([`NEEDS_STATION`]).
+        "station" => Some(None),
         _ => None,
     }
 }
@@ -52,7 +55,10 @@ pub fn missing_capability(name: &str, split_unavailable: Option<&str>) -> Option
 pub const SIMULATED_HAS_NO_SPLIT: &str = "a simulated run has none";
 
 /// Names accepted in `needs`.
-pub const CAPABILITIES: [&str; 1] = ["split"];
+pub const CAPABILITIES: [&str; 2] = ["split", "station"];
+
+/// Why a condition that needs a second station (Regnier's experiment 2) is not run.
+pub const NEEDS_STATION: &str = "needs a second station (--station HOST:PORT --key FILE; docs/station.md)";
 
 /// Which durations a suite runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

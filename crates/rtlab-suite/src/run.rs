@@ -26,6 +26,9 @@ pub struct PreparedCondition {
     pub cannot_run: Option<String>,
     /// Capabilities it needs that this run lacks, with why (its cells say "not measured").
     pub gaps: Vec<String>,
+    /// Why it is not run at all although it could be (it needs a second station and none
+    /// was given): its cells say "not measured: " and this.
+    pub not_run: Option<String>,
 }
 
 /// What running one condition gave.
@@ -82,7 +85,10 @@ pub fn run_conditions(
             plan: p.summary.clone(),
         };
         let mut run = None;
-        if backend.stop_requested() {
+        if let Some(why) = &p.not_run {
+            record.reason = Some(format!("not measured: {why}"));
+            backend.progress(&format!("\n[{}/{count}] {}: not measured: {why}\n", i + 1, c.name));
+        } else if backend.stop_requested() {
             record.reason = Some("the suite was interrupted before this condition".into());
         } else {
             backend.progress(&format!("\n[{}/{count}] {}: {} ({})\n", i + 1, c.name, c.title, p.summary));
@@ -214,7 +220,9 @@ pub fn suite_record(
                 ConditionStatus::Failed => {
                     Some(format!("the condition failed: {}", c.reason.as_deref().unwrap_or("?")))
                 }
-                ConditionStatus::NotRun => Some("not run: the suite was interrupted before it".into()),
+                ConditionStatus::NotRun => {
+                    Some(c.reason.clone().unwrap_or_else(|| "not run: the suite was interrupted before it".into()))
+                }
                 _ => None,
             },
             gaps: c.gaps.clone(),
@@ -346,6 +354,7 @@ mod tests {
                 summary: format!("plan {i}"),
                 cannot_run: why.map(str::to_string),
                 gaps: Vec::new(),
+                not_run: None,
             })
             .collect()
     }

@@ -144,6 +144,9 @@ pub struct RunArgs {
     /// against the station before any load starts]
     #[arg(long)]
     pub delta: Option<String>,
+    /// A suite's file check: the station comes with the suite's run, not with the file.
+    #[arg(skip)]
+    pub station_later: bool,
     /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i) [default: 1ms]
     #[arg(long, short = 'i')]
     pub interval: Option<String>,
@@ -304,6 +307,13 @@ pub struct SuiteArgs {
     /// Deterministic simulated clock with this seed for every condition (tests only)
     #[arg(long, hide = true)]
     pub simulate: Option<u64>,
+    /// A second station (`rtlab station`) at HOST:PORT: the conditions that need one
+    /// (regnier-2008's experiment 2) run against it; without it they are not measured
+    #[arg(long, requires = "key")]
+    pub station: Option<String>,
+    /// The key file shared with --station
+    #[arg(long, requires = "station")]
+    pub key: Option<PathBuf>,
 }
 
 /// Output formats of `report` and `compare`.

@@ -103,6 +103,7 @@ pub struct StationTarget {
 fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Result<Option<StationTarget>> {
     let remote_loads = args.load.as_deref().is_some_and(|l| l.contains("remote:"));
     match (&args.station, &args.key) {
+        (None, None) if args.station_later => Ok(None),
         (None, None) if remote_used => {
             Err(usage("--probe remote needs the station: --station HOST:PORT --key FILE (see docs/station.md)"))
         }

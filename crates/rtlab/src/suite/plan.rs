@@ -45,11 +45,16 @@ impl ExperimentCheck for PlanCheck {
 }
 
 fn estimate(c: &Condition, mode: Mode) -> anyhow::Result<u64> {
-    let args = run_args(c, mode, RunArgs::default())?;
+    let needs_station = c.needs.iter().any(|n| n == "station");
+    let args = run_args(c, mode, RunArgs { station_later: needs_station, ..RunArgs::default() })?;
     let scenario_list = args.load.clone().unwrap_or_else(|| "idle".into());
     let scenarios: Vec<&str> = scenario_list.split(',').map(str::trim).collect();
     for s in &scenarios {
         let spec = args.presets.get(*s).map(String::as_str).unwrap_or(s);
+        // Remote loads are checked against the station the suite runs with.
+        if needs_station && spec.contains("remote:") {
+            continue;
+        }
         if let Err(e) = rtlab_load::scenario(spec) {
             if e.is_usage_error() && !is_missing_program(&e.to_string()) {
                 return Err(usage(format!("condition {:?}: load {s:?}: {e}", c.name)));

@@ -125,7 +125,22 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
             simulate: args.simulate,
             ..RunArgs::default()
         };
+        if c.needs.iter().any(|n| n == "station") && args.station.is_none() {
+            prepared.push(PreparedCondition {
+                run_label,
+                summary: describe_keys(c, mode),
+                cannot_run: None,
+                gaps: Vec::new(),
+                not_run: Some(rtlab_suite::file::NEEDS_STATION.to_string()),
+            });
+            plans.push(None);
+            continue;
+        }
         let mut condition_args = run_args(c, mode, base).map_err(|e| e.context(format!("suite {}", suite.source)))?;
+        if c.needs.iter().any(|n| n == "station") {
+            condition_args.station = args.station.clone();
+            condition_args.key = args.key.clone();
+        }
         if split_unavailable.is_some() {
             condition_args.split = false;
         }
@@ -145,7 +160,13 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
         };
         let gaps =
             c.needs.iter().filter_map(|n| missing_capability(n, split_unavailable.as_deref()).flatten()).collect();
-        prepared.push(PreparedCondition { run_label, summary, cannot_run: plan.as_ref().err().cloned(), gaps });
+        prepared.push(PreparedCondition {
+            run_label,
+            summary,
+            cannot_run: plan.as_ref().err().cloned(),
+            gaps,
+            not_run: None,
+        });
         plans.push(plan.ok());
     }
     std::fs::create_dir_all(&dir)
