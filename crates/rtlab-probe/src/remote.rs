@@ -127,6 +127,19 @@ impl RemoteProbe {
             .map_err(|e| unavailable("a timestamping UDP socket", e.to_string()))?;
         let (session, welcome) = open_session(&mut answers, &config.key, config.station)
             .map_err(|reason| unavailable(&format!("the station at {}", config.station), reason))?;
+        let mut config = config;
+        let accepted = f64::from(welcome.max_rate_hz);
+        if config.stimulus.rate_hz > accepted {
+            if config.delta.is_some() {
+                return Err(ProbeError::Config(format!(
+                    "remote: the station at {} answers at most {} stimuli/s (its --max-rate): lower --rate",
+                    config.station, welcome.max_rate_hz
+                )));
+            }
+            // The calibration's own rate, within what the station accepts.
+            config.stimulus.rate_hz = accepted;
+        }
+        let rate = config.stimulus.rate_hz;
 
         let period = config.stimulus.period_ns();
         let stimuli = config.sampling.budget.cycles(period);
@@ -194,10 +207,11 @@ impl RemoteProbe {
             let ready = wait_readable_any([self.icmp_in.as_raw_fd(), self.answers.as_raw_fd()], wait_ms)
                 .map_err(|e| e.to_string())?;
             if ready[0] {
-                if let IcmpRecv::Packet { len, kernel_rx_ns: Some(_), .. } =
+                if let IcmpRecv::Packet { len, from, kernel_rx_ns: Some(_) } =
                     self.icmp_in.recv(&mut buf).map_err(|e| e.to_string())?
                 {
-                    echo |= matches!(parse_echo(&self.config.key, &buf[..len]), Some((s, 1)) if s == self.session);
+                    let station = *self.config.station.ip();
+                    echo |= matches!(parse_echo(&self.config.key, &buf[..len], from, station), Some((s, 1)) if s == self.session);
                 }
             }
             if ready[1] {
@@ -275,8 +289,13 @@ fn stimulus_message(key: &Key, session: u64, sequence: u64, out: &mut [u8; STIMU
     out[2..4].copy_from_slice(&sum.to_be_bytes());
 }
 
-/// (session, sequence) of an echo reply carrying one of our stimuli.
-fn parse_echo(key: &Key, packet: &[u8]) -> Option<(u64, u64)> {
+/// (session, sequence) of an echo reply from `station` carrying one of our stimuli. The
+/// payload is our own message, so its tag proves nothing about who echoed it: the source
+/// must be the station (an on-path attacker can still forge it; docs/station.md).
+fn parse_echo(key: &Key, packet: &[u8], from: Ipv4Addr, station: Ipv4Addr) -> Option<(u64, u64)> {
+    if from != station {
+        return None;
+    }
     let ihl = usize::from(*packet.first()? & 0x0f) * 4;
     if ihl < 20 || packet.get(ihl).copied() != Some(ECHO_REPLY) {
         return None;
@@ -354,6 +373,7 @@ impl Probe for RemoteProbe {
         let delta_ns = config.delta.map_or(0, |d| d.mean_ns);
         let pairing = Pairing {
             icmp: icmp_in,
+            station: *config.station.ip(),
             answers,
             key: config.key.clone(),
             session,
@@ -534,10 +554,13 @@ struct Accounting {
     junk: u64,
     /// Answers without a kernel timestamp (not used).
     untimestamped: u64,
+    /// Samples whose ANSWER carried no station receive time (no remote.station_act).
+    station_untimed: u64,
 }
 
 struct Pairing {
     icmp: IcmpSocket,
+    station: Ipv4Addr,
     answers: UdpReceiver,
     key: Key,
     session: u64,
@@ -592,6 +615,7 @@ impl Pairing {
                 ("negative_act".to_string(), int(accounting.negative_act)),
                 ("junk".to_string(), int(accounting.junk)),
                 ("untimestamped".to_string(), int(accounting.untimestamped)),
+                ("station_untimed".to_string(), int(accounting.station_untimed)),
             ],
             metrics: vec![irq.finish(), act.finish(), rtt.finish(), station_act.finish()],
         })
@@ -626,8 +650,8 @@ impl Pairing {
             };
             let ready = wait_readable_any(fds, wait_ms)?;
             if ready[0] {
-                if let IcmpRecv::Packet { len, kernel_rx_ns, .. } = self.icmp.recv(&mut buf)? {
-                    match (parse_echo(&self.key, &buf[..len]), kernel_rx_ns) {
+                if let IcmpRecv::Packet { len, from, kernel_rx_ns } = self.icmp.recv(&mut buf)? {
+                    match (parse_echo(&self.key, &buf[..len], from, self.station), kernel_rx_ns) {
                         (Some((session, sequence)), Some(t2)) if session == self.session => {
                             match self.slot(pending, sequence, next) {
                                 Some(p) if p.t2_ns.is_none() => p.t2_ns = Some(t2),
@@ -722,6 +746,8 @@ impl Pairing {
         r.rtt.record(at, t3 - t1, cpu, 0);
         if answer.station_rx_ns != 0 && answer.station_wake_ns >= answer.station_rx_ns {
             r.station_act.record(at, (answer.station_wake_ns - answer.station_rx_ns) as i64, cpu, 0);
+        } else {
+            accounting.station_untimed += 1;
         }
         accounting.samples += 1;
     }
@@ -778,9 +804,11 @@ mod tests {
         let mut reply = vec![0x45u8; 20];
         reply.extend_from_slice(&message);
         reply[20] = ECHO_REPLY;
-        assert_eq!(parse_echo(&key(), &reply), Some((77, 5)));
-        assert_eq!(parse_echo(&Key::from_bytes(b"another key, 16 bytes+").unwrap(), &reply), None);
+        let station = Ipv4Addr::new(192, 0, 2, 2);
+        assert_eq!(parse_echo(&key(), &reply, station, station), Some((77, 5)));
+        assert_eq!(parse_echo(&key(), &reply, Ipv4Addr::new(192, 0, 2, 9), station), None, "another source");
+        assert_eq!(parse_echo(&Key::from_bytes(b"another key, 16 bytes+").unwrap(), &reply, station, station), None);
         reply[20] = ECHO_REQUEST;
-        assert_eq!(parse_echo(&key(), &reply), None);
+        assert_eq!(parse_echo(&key(), &reply, station, station), None);
     }
 }

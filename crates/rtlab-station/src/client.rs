@@ -64,7 +64,11 @@ impl StationClient {
         let mut buf = [0u8; 2048];
         for _ in 0..ATTEMPTS {
             let (len, nonce) = hello(&key, &mut out);
-            socket.send(&out[..len]).map_err(io("send HELLO to the station"))?;
+            // ECONNREFUSED from an earlier attempt's ICMP error: try again.
+            if socket.send(&out[..len]).is_err() {
+                std::thread::sleep(ATTEMPT_WAIT);
+                continue;
+            }
             let deadline = Instant::now() + ATTEMPT_WAIT;
             while let Some(n) = recv_until(&socket, &mut buf, deadline) {
                 if let Some((session, welcome)) = accept_welcome(&key, &buf[..n], &nonce) {
@@ -83,8 +87,20 @@ impl StationClient {
         self.station
     }
 
-    /// The station's counters now.
+    /// The station's counters now. A station that replaced this session (16 newer ones, or
+    /// restarted) is asked again on a new session.
     pub fn status(&mut self) -> Result<StationCounters, StationError> {
+        match self.status_once() {
+            Ok(counters) => Ok(counters),
+            Err(_) => {
+                let fresh = StationClient::connect(self.station, self.key.clone())?;
+                *self = fresh;
+                self.status_once()
+            }
+        }
+    }
+
+    fn status_once(&mut self) -> Result<StationCounters, StationError> {
         let mut out = [0u8; MAX_MESSAGE_LEN];
         let mut buf = [0u8; 2048];
         for _ in 0..ATTEMPTS {

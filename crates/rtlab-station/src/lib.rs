@@ -27,6 +27,9 @@ pub enum StationError {
     Key(String),
     #[error("{0}")]
     Silent(String),
+    /// A host setting stops the station (not the user's arguments).
+    #[error("{0}")]
+    Host(String),
     #[error("cannot {what}: {source}")]
     Io {
         what: String,

@@ -39,8 +39,9 @@ pub enum Kind {
     /// Station -> measuring side: the session is open. Body: the client's nonce, Δ, the
     /// accepted stimulus rate and the load ports.
     Welcome = 2,
-    /// Measuring side -> station, as the payload of an ICMP echo request. Body: the send time
-    /// on the measuring side's clock (echoed back, never interpreted by the station).
+    /// Measuring side -> station, as the payload of an ICMP echo request. Body: 8 bytes the
+    /// station echoes back in the ANSWER without reading them (rtlab's probe sends zeros: it
+    /// keeps t1 itself, so that the tag is computed before t1 is read).
     Stimulus = 3,
     /// Station -> measuring side (UDP), from the real-time task Δ after it woke. Body: the
     /// echoed send time and the station's own receive, wake and send times.
@@ -150,7 +151,8 @@ impl Key {
         mac.verify_truncated_left(tag).is_ok()
     }
 
-    /// The comms echo server's answer to a challenge: the tag of "comms" and the challenge.
+    /// The proof the comms echo server asks for: the tag of "rtlab comms v1" followed by
+    /// its 16-byte challenge.
     pub fn comms_proof(&self, challenge: &[u8; 16]) -> [u8; TAG_LEN] {
         self.tag_parts(&[b"rtlab comms v1", challenge])
     }
@@ -199,14 +201,15 @@ pub fn encode(key: &Key, kind: Kind, session: u64, sequence: u64, body: &[u8], o
 /// Checks and decodes `message`: its header and body when it is well formed and its tag
 /// verifies. Allocates nothing.
 pub fn decode<'m>(key: &Key, message: &'m [u8]) -> Result<(Header, &'m [u8]), Rejection> {
+    // Another version first: its messages may be longer than this version's longest.
+    if message.len() > 4 && message[0..4] == MAGIC && message[4] != VERSION {
+        return Err(Rejection::WrongVersion);
+    }
     if message.len() > MAX_MESSAGE_LEN {
         return Err(Rejection::Oversized);
     }
     if message.len() < HEADER_LEN + TAG_LEN || message[0..4] != MAGIC {
         return Err(Rejection::Malformed);
-    }
-    if message[4] != VERSION {
-        return Err(Rejection::WrongVersion);
     }
     let kind = Kind::from_u8(message[5]).ok_or(Rejection::Malformed)?;
     if message[6..8] != [0, 0] || message.len() != kind.message_len() {
@@ -299,11 +302,14 @@ pub struct StationCounters {
     pub station_time_ns: u64,
     /// Stimuli authenticated and answered by the real-time task.
     pub answered: u64,
-    /// Authenticated stimuli above the accepted rate: dropped.
+    /// Dropped: authenticated stimuli above the accepted rate, and HELLOs above
+    /// [`crate::station::MAX_HELLOS_PER_S`].
     pub rate_limited: u64,
     /// Dropped: the tag did not verify (wrong key or altered).
     pub bad_tag: u64,
-    /// Dropped: no magic, unknown kind, wrong length (e.g. truncated).
+    /// Dropped: no magic, an unknown kind, a non-zero reserved field, the wrong length for
+    /// its kind (e.g. truncated), an ICMP packet that is not an echo request, or a kind that
+    /// does not belong on the socket it came to (an ANSWER sent to the station).
     pub malformed: u64,
     /// Dropped: longer than any message.
     pub oversized: u64,
@@ -323,6 +329,8 @@ pub struct StationCounters {
     /// Comms echo server: bytes echoed and connections refused (bad proof, too many).
     pub comms_bytes: u64,
     pub comms_refused: u64,
+    /// Authenticated stimuli whose ANSWER could not be sent (sendto failed).
+    pub answer_send_errors: u64,
     /// The host's totals, for rates between two STATUS: interrupts (all lines, all CPUs),
     /// NET_RX softirqs (all CPUs), ICMP echo replies the kernel sent (/proc/net/snmp).
     pub interrupts: u64,
@@ -331,7 +339,7 @@ pub struct StationCounters {
 }
 
 impl StationCounters {
-    pub const FIELDS: usize = 17;
+    pub const FIELDS: usize = 18;
 
     fn values(&self) -> [u64; Self::FIELDS] {
         [
@@ -349,6 +357,7 @@ impl StationCounters {
             self.sink_bytes,
             self.comms_bytes,
             self.comms_refused,
+            self.answer_send_errors,
             self.interrupts,
             self.net_rx_softirqs,
             self.icmp_echo_replies,
@@ -380,9 +389,10 @@ impl StationCounters {
             sink_bytes: w(11),
             comms_bytes: w(12),
             comms_refused: w(13),
-            interrupts: w(14),
-            net_rx_softirqs: w(15),
-            icmp_echo_replies: w(16),
+            answer_send_errors: w(14),
+            interrupts: w(15),
+            net_rx_softirqs: w(16),
+            icmp_echo_replies: w(17),
         }
     }
 
@@ -416,6 +426,10 @@ mod tests {
         let mut v2 = out;
         v2[4] = 2;
         assert_eq!(decode(&k, &v2[..len]), Err(Rejection::WrongVersion));
+        // A longer message of another version is still another version, not oversized.
+        let mut long_v2 = [0u8; MAX_MESSAGE_LEN + 100];
+        long_v2[..5].copy_from_slice(b"RTLB\x02");
+        assert_eq!(decode(&k, &long_v2), Err(Rejection::WrongVersion));
         assert_eq!(decode(&k, &[0u8; MAX_MESSAGE_LEN + 1]), Err(Rejection::Oversized));
     }
 

@@ -67,6 +67,7 @@ struct Counters {
     sink_bytes: AtomicU64,
     comms_bytes: AtomicU64,
     comms_refused: AtomicU64,
+    answer_send_errors: AtomicU64,
 }
 
 impl Counters {
@@ -98,6 +99,7 @@ impl Counters {
             sink_bytes: get(&self.sink_bytes),
             comms_bytes: get(&self.comms_bytes),
             comms_refused: get(&self.comms_refused),
+            answer_send_errors: get(&self.answer_send_errors),
             interrupts,
             net_rx_softirqs,
             icmp_echo_replies: icmp_echo_replies().unwrap_or(0),
@@ -195,12 +197,16 @@ impl Station {
             icmp.bind(ip).map_err(StationError::Sys)?;
         }
         icmp.keep_only(ECHO_REQUEST, protocol::MAGIC).map_err(StationError::Sys)?;
-        if !rtlab_sys::icmp::kernel_answers_echo().unwrap_or(false) {
-            return Err(StationError::Config(
-                "the kernel does not answer ICMP echo requests (net.ipv4.icmp_echo_ignore_all = 1): the early answer \
-                 needs it; run: sysctl net.ipv4.icmp_echo_ignore_all=0"
-                    .into(),
-            ));
+        match rtlab_sys::icmp::kernel_answers_echo() {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(StationError::Host(
+                    "the kernel does not answer ICMP echo requests (net.ipv4.icmp_echo_ignore_all = 1): the early \
+                     answer needs it; run: sysctl net.ipv4.icmp_echo_ignore_all=0"
+                        .into(),
+                ))
+            }
+            Err(e) => return Err(StationError::Host(format!("cannot tell whether the kernel answers pings: {e}"))),
         }
         for socket in [&control, &sink] {
             socket
@@ -337,6 +343,11 @@ fn respond(
             counters.replayed.fetch_add(1, Ordering::Relaxed);
             continue;
         }
+        // The control thread may have given the slot to a new session meanwhile.
+        if session.id.load(Ordering::Acquire) != header.session {
+            counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
         if !bucket.take(wake_ns) {
             counters.rate_limited.fetch_add(1, Ordering::Relaxed);
             continue;
@@ -360,6 +371,8 @@ fn respond(
             protocol::encode(&config.key, Kind::Answer, header.session, header.sequence, &answer.to_body(), &mut out);
         if answers.send_to(&out[..len], session.peer()).is_ok() {
             counters.answered.fetch_add(1, Ordering::Relaxed);
+        } else {
+            counters.answer_send_errors.fetch_add(1, Ordering::Relaxed);
         }
     }
     Ok(())
@@ -564,8 +577,8 @@ fn echo_connection(mut stream: TcpStream, key: &Key, counters: &Counters, stop: 
     if stream.write_all(&challenge).is_err() {
         return false;
     }
-    // The proof must come within 2 s.
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    // The proof must come within 1 s: a peer that cannot give it holds a place no longer.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let mut proof = [0u8; protocol::TAG_LEN];
     if stream.read_exact(&mut proof).is_err() || proof != key.comms_proof(&challenge) {
         return false;

@@ -280,11 +280,17 @@ pub fn parse_requirements(texts: &[String]) -> anyhow::Result<Vec<Requirement>> 
 
 /// Checks the scratch directory and every load of every scenario (building a load checks its
 /// parameters, finds its program, tries its scratch directory) before anything starts.
+/// The scenarios of `--probe remote` without --load: unloaded, then the paper's flood of
+/// the station (Regnier: 64-byte UDP at 200 kHz from another host).
+pub const REMOTE_DEFAULT_LOADS: &str = "idle,remote:udp-flood:rate=200000";
+
 fn resolve_scenarios(args: &RunArgs) -> anyhow::Result<Vec<ScenarioPlan>> {
     let list = match &args.load {
         Some(list) => list.clone(),
         // A simulated run measures no machine: loading it would prove nothing.
         None if args.simulate.is_some() => "idle".to_string(),
+        // Regnier's experiment 2 loads the station, not this host: E_L's 64-byte UDP flood.
+        None if args.probe.as_deref().map(str::trim) == Some("remote") => REMOTE_DEFAULT_LOADS.to_string(),
         None => DEFAULT_LOADS.to_string(),
     };
     if let Some(dir) = &args.scratch {

@@ -99,6 +99,7 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
     })
     .map_err(|e| match e {
         StationError::Config(m) => usage(m),
+        StationError::Host(m) => environment(m),
         other => environment(format!("{other} (the station needs root for its raw ICMP socket and SCHED_FIFO)")),
     })?;
     let address = station.local_addr();
@@ -139,9 +140,10 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
 /// One line of counters.
 pub fn status_line(c: &StationCounters) -> String {
     format!(
-        "station: answered {} | dropped: rate {}, bad tag {}, malformed {}, oversized {}, wrong version {}, replayed {}, \
+        "station: answered {} (send errors {}) | dropped: rate {}, bad tag {}, malformed {}, oversized {}, wrong version {}, replayed {}, \
          unknown session {} | sessions {} | sink {} datagrams | comms {} bytes, {} refused",
         c.answered,
+        c.answer_send_errors,
         c.rate_limited,
         c.bad_tag,
         c.malformed,

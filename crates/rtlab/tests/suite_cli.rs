@@ -424,6 +424,35 @@ fn a_condition_that_cannot_run_fails_alone() {
     assert!(out.join("report.html").is_file());
 }
 
+/// A condition that needs a second station is not run without --station: its cells say
+/// why, the others are measured, and the file passes the check without a station.
+#[test]
+fn a_condition_that_needs_a_station_is_not_measured_without_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = SUITE.replace(
+        "samples = 2000\nquick = { samples = 500 }\n",
+        "probe = \"remote\"\nrate = \"20\"\nduration = \"10s\"\nneeds = [\"station\"]\n",
+    );
+    assert_ne!(text, SUITE);
+    let file = write_suite(tmp.path(), &text);
+    let check = rtlab().arg("suite").arg(&file).arg("--check").output().unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("needs station"));
+    let out = tmp.path().join("suite");
+    let (code, text) = run_simulated(&file, &out, "sim", "3", &[]);
+    assert_eq!(code, 3, "quiet still lacks the split of a simulated run: {text}");
+    assert!(text.contains("busy: not measured: needs a second station (--station"), "{text}");
+    let suite = read_json(&out.join("suite.json"));
+    assert_eq!(suite["conditions"][0]["status"], "done");
+    assert_eq!(suite["conditions"][1]["status"], "not-run");
+    let busy_cell = &suite["tables"][0]["measured"]["values"][0][1];
+    assert_eq!(busy_cell["kind"], "not_measured");
+    assert!(busy_cell["reason"].as_str().unwrap().contains("needs a second station"), "{busy_cell}");
+    // --station without --key is refused before anything runs.
+    let output = rtlab().arg("suite").arg(&file).args(["--station", "192.0.2.2:7450"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
 #[test]
 fn sigint_keeps_the_conditions_measured_and_marks_the_rest() {
     let tmp = tempfile::tempdir().unwrap();

@@ -93,9 +93,9 @@ fn both_suites_pass_the_check_in_every_mode_and_quick_fits_five_minutes() {
     }
     let (code, long) = check("regnier-2008", Some("--long"));
     assert_eq!(code, Some(0), "{long}");
-    // net: 10 minutes unloaded, 14 hours under load; timer: 10 minutes each; settle times
-    // (shown to the minute past an hour).
-    assert_eq!(estimate_s(&long), 14 * 3600 + 30 * 60);
+    // net: 10 minutes unloaded, 14 hours under load; timer: 10 minutes each; experiment 2:
+    // 10 minutes each; settle times (shown to the minute past an hour).
+    assert_eq!(estimate_s(&long), 14 * 3600 + 50 * 60);
     // The xenomai-rtai paper has no long run.
     let (code, out) = check("xenomai-rtai", Some("--long"));
     assert_eq!(code, Some(2), "{out}");
@@ -178,6 +178,60 @@ fn regnier_table_1_is_experiment_1_as_printed() {
     }
 }
 
+/// Experiment 2: a second station measures (remote probe, 20 Hz), without load and under
+/// E_L's 64-byte UDP flood at 200 kHz; Table 1's "Exp. 2" rows exactly as printed.
+#[test]
+fn regnier_experiment_2_needs_a_station_and_fills_table_1_exp_2_rows() {
+    let s = suite("regnier-2008");
+    for (name, load) in [("exp2-without-load", "idle"), ("exp2-with-load", "remote:udp-flood:rate=200000")] {
+        let c = condition(&s, name);
+        assert_eq!(c["probe"].as_str(), Some("remote"));
+        assert_eq!(c["rate"].as_str(), Some("20"));
+        assert_eq!(c["load"].as_str(), Some(load));
+        assert_eq!(strings(&c["needs"]), ["station"]);
+        assert_eq!(c["duration"].as_str(), Some("10m"));
+    }
+    let printed: [(&str, [&str; 8], [&str; 8]); 4] = [
+        (
+            "Linux Std",
+            ["9.0", "0.4", "8.8", "18.4", "3.6", "0.6", "-1.3", "19.0"],
+            ["12.5", "3.2", "9.0", "75.0", "19.9", "17.4", "2.3", "428.4"],
+        ),
+        (
+            "Linux Prt ",
+            ["10.2", "0.5", "10.0", "30.8", "3.7", "0.4", "0.8", "12.7"],
+            ["31.2", "19.0", "10.4", "203.9", "7.2", "3.1", "2.2", "21.2"],
+        ),
+        (
+            "Linux PrtND",
+            ["9.2", "0.4", "8.9", "14.9", "4.6", "0.5", "-0.3", "14.2"],
+            ["11.8", "2.3", "9.1", "49.2", "14.9", "5.6", "4.5", "85.0"],
+        ),
+        (
+            "Linux Xen",
+            ["9.1", "0.3", "8.8", "13.4", "4.0", "0.3", "0.3", "9.6"],
+            ["11.3", "1.2", "9.0", "19.7", "9.8", "2.0", "2.7", "11.8"],
+        ),
+    ];
+    let stats = ["mean", "stddev", "min", "max"];
+    for (id, condition_name, load) in
+        [("table-1-exp2-no-load", "exp2-without-load", 0), ("table-1-exp2-load", "exp2-with-load", 1)]
+    {
+        let t = table(&s, id);
+        let expected: Vec<(String, String, String)> = ["remote.irq", "remote.act"]
+            .iter()
+            .flat_map(|m| stats.iter().map(move |st| (condition_name.to_string(), m.to_string(), st.to_string())))
+            .collect();
+        assert_eq!(columns(t), expected, "{id}");
+        let rows = t["paper_rows"].as_array().unwrap();
+        for (row, (platform, no, yes)) in rows.iter().zip(printed) {
+            let row = row.as_table().unwrap();
+            assert!(row["label"].as_str().unwrap().starts_with(platform), "{id}: {row:?}");
+            assert_eq!(strings(&row["values"]), if load == 0 { no.to_vec() } else { yes.to_vec() }, "{id}: {platform}");
+        }
+    }
+}
+
 #[test]
 fn regnier_figures_are_time_series_and_log_histograms() {
     let s = suite("regnier-2008");
@@ -196,6 +250,8 @@ fn regnier_figures_are_time_series_and_log_histograms() {
         [
             expect("fig-5-6", "timeseries", "net.delivery"),
             expect("fig-5-7", "timeseries", "net.activation"),
+            expect("fig-8-irq", "timeseries", "remote.irq"),
+            expect("fig-8-act", "timeseries", "remote.act"),
             expect("fig-9-irq", "histogram", "net.delivery"),
             expect("fig-9-act", "histogram", "net.activation"),
         ]
