@@ -545,12 +545,12 @@ mod tests {
     #[test]
     fn rate_in_specs_and_json() {
         // Through the spec parser: units, `max`, and a bare number refused.
-        let params: CommsParams = crate::spec::params("comms", &["rate=12.5MB/s"]).unwrap();
+        let params: CommsParams = crate::params::params("comms", &["rate=12.5MB/s"]).unwrap();
         assert_eq!(params.rate, Some(ByteRate(12_500_000)));
-        let params: CommsParams = crate::spec::params("comms", &["rate=max"]).unwrap();
+        let params: CommsParams = crate::params::params("comms", &["rate=max"]).unwrap();
         assert_eq!(params.rate, None);
         for bare in ["rate=12.5", "rate=100M", "rate=-3"] {
-            let err = crate::spec::params::<CommsParams>("comms", &[bare]).unwrap_err();
+            let err = crate::params::params::<CommsParams>("comms", &[bare]).unwrap_err();
             assert!(err.is_usage_error() && err.to_string().contains("no unit"), "{bare}: {err}");
         }
         // In run.json the rate is the text that parses back to it.

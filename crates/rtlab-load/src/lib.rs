@@ -32,6 +32,7 @@ pub mod fs_walk;
 pub mod host;
 pub mod memory;
 pub mod messaging;
+mod params;
 pub mod ping_flood;
 pub mod proc_read;
 pub mod remote;

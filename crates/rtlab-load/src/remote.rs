@@ -9,7 +9,7 @@
 //! and names the station. What the station received is read from its counters by the
 //! runner (rtlab_station::client), not here.
 
-use crate::spec::params;
+use crate::params::params;
 use crate::{comms, ping_flood, udp_flood, Load, LoadError, LoadReport};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::PathBuf;

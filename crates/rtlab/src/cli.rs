@@ -52,7 +52,7 @@ pub enum Command {
     Fleet(crate::fleet_cmd::FleetArgs),
     /// The second station: run on the host under test, it answers the authenticated
     /// stimuli of `rtlab run -P remote` and receives the floods of remote loads
-    Station(crate::station_cmd::StationArgs),
+    Station(StationArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout
     Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout
@@ -102,8 +102,8 @@ pub struct RunArgs {
     #[arg(long, short = 'e')]
     pub experiment: Option<PathBuf>,
     /// Probes, run one after another in each load scenario, each for its share of the
-    /// duration: timer, jitter, sleep, net, ipc:eventfd, ipc:pipe, ipc:futex, ipc:mqueue,
-    /// ipc:signal, switch, sweep [default: timer]
+    /// duration: timer, jitter, sleep, net, remote, ipc:eventfd, ipc:pipe, ipc:futex,
+    /// ipc:mqueue, ipc:signal, switch, sweep [default: timer]
     #[arg(long, short = 'P')]
     pub probe: Option<String>,
     /// jitter: the periods, measured one after another, e.g. "300us,1ms" (a bare number is
@@ -314,6 +314,39 @@ pub struct SuiteArgs {
     /// The key file shared with --station
     #[arg(long, requires = "station")]
     pub key: Option<PathBuf>,
+}
+
+/// `rtlab station`.
+#[derive(Debug, Args)]
+pub struct StationArgs {
+    /// Address and UDP port to listen on (IPv4). The flood sink listens on PORT+1 (UDP),
+    /// the comms echo server on PORT+2 (TCP) [default: 127.0.0.1:7450]
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// File holding the shared key (at least 16 bytes; readable by its owner only)
+    #[arg(long)]
+    pub key: PathBuf,
+    /// Regnier's Δ: how long the real-time task waits after waking before it answers
+    #[arg(long, default_value = "10us")]
+    pub delta: String,
+    /// Stimuli answered per second at most; more are dropped and counted
+    #[arg(long, default_value_t = rtlab_station::station::DEFAULT_MAX_RATE_HZ)]
+    pub max_rate: u32,
+    /// CPU of the real-time task [default: the last online CPU]
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// SCHED_FIFO priority of the real-time task
+    #[arg(long, default_value_t = 95)]
+    pub priority: i32,
+    /// Stop after this long (e.g. 10m) [default: until SIGINT/SIGTERM]
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Print the counters this often (0: only at the end)
+    #[arg(long, default_value = "10s")]
+    pub status_every: String,
+    /// Print only the final counters
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// Output formats of `report` and `compare`.

@@ -4,54 +4,19 @@
 //! the comms load that host sends. It runs until SIGINT/SIGTERM or --duration, prints its
 //! counters every --status-every and at the end, and writes nothing.
 
+use crate::cli::StationArgs;
 use crate::errors::{environment, usage};
 use rtlab_analysis::units::parse_time_ns;
 use rtlab_station::protocol::{Key, StationCounters};
-use rtlab_station::station::{Station, StationConfig, DEFAULT_MAX_RATE_HZ};
+use rtlab_station::station::{Station, StationConfig};
 use rtlab_station::StationError;
 use std::net::{SocketAddr, SocketAddrV4};
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// The default control port (the sink takes the next, the comms server the one after).
-pub const DEFAULT_PORT: u16 = 7450;
-
-#[derive(Debug, clap::Args)]
-pub struct StationArgs {
-    /// Address and UDP port to listen on (IPv4). The flood sink listens on PORT+1 (UDP),
-    /// the comms echo server on PORT+2 (TCP) [default: 127.0.0.1:7450]
-    #[arg(long)]
-    pub listen: Option<String>,
-    /// File holding the shared key (at least 16 bytes; readable by its owner only)
-    #[arg(long)]
-    pub key: PathBuf,
-    /// Regnier's Δ: how long the real-time task waits after waking before it answers
-    #[arg(long, default_value = "10us")]
-    pub delta: String,
-    /// Stimuli answered per second at most; more are dropped and counted
-    #[arg(long, default_value_t = DEFAULT_MAX_RATE_HZ)]
-    pub max_rate: u32,
-    /// CPU of the real-time task [default: the last online CPU]
-    #[arg(long)]
-    pub cpu: Option<usize>,
-    /// SCHED_FIFO priority of the real-time task
-    #[arg(long, default_value_t = 95)]
-    pub priority: i32,
-    /// Stop after this long (e.g. 10m) [default: until SIGINT/SIGTERM]
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// Print the counters this often (0: only at the end)
-    #[arg(long, default_value = "10s")]
-    pub status_every: String,
-    /// Print only the final counters
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-}
-
 pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
     let listen = match args.listen.as_deref() {
-        None => SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, DEFAULT_PORT),
+        None => SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, rtlab_load::remote::DEFAULT_PORT),
         Some(text) => match text.trim().parse::<SocketAddr>() {
             Ok(SocketAddr::V4(a)) => a,
             Ok(SocketAddr::V6(_)) => return Err(usage(format!("--listen {text:?}: the station runs over IPv4 only"))),
