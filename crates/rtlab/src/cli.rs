@@ -140,7 +140,7 @@ pub struct RunArgs {
     /// remote, remote loads: the file with the key shared with the station
     #[arg(long)]
     pub key: Option<PathBuf>,
-    /// remote: this host's own latency δ to subtract from L_irq [default: calibrated
+    /// remote: this host's own latency (delta) to subtract from L_irq [default: calibrated
     /// against the station before any load starts]
     #[arg(long)]
     pub delta: Option<String>,
@@ -326,7 +326,7 @@ pub struct StationArgs {
     /// File holding the shared key (at least 16 bytes; readable by its owner only)
     #[arg(long)]
     pub key: PathBuf,
-    /// Regnier's Δ: how long the real-time task waits after waking before it answers
+    /// Regnier's Delta: how long the real-time task waits after waking before it answers
     #[arg(long, default_value = "10us")]
     pub delta: String,
     /// Stimuli answered per second at most; more are dropped and counted
