@@ -12,11 +12,13 @@ pub const GRAMMAR: &str =
 /// Probes and their main metric: a probe name alone stands for it (`timer` = `timer.latency`).
 /// The `ipc:<mechanism>` probes' main metric is `ipc:<mechanism>.latency`.
 /// `timerlat` and `osnoise` are the metrics of imported rtla histograms.
-pub const MAIN_METRICS: [(&str, &str); 8] = [
+pub const MAIN_METRICS: [(&str, &str); 9] = [
     ("timer", "timer.latency"),
     ("jitter", "jitter.jitter"),
     ("sleep", "sleep.overshoot"),
     ("net", "net.activation"),
+    // Regnier's L_act as the second station measures it, as net's main metric is L_act.
+    ("remote", "remote.act"),
     ("switch", "switch.futex"),
     ("sweep", "sweep.latency"),
     ("timerlat", "timerlat.thread"),

@@ -76,8 +76,12 @@ pub struct RemoteConfig {
     pub sampling: Sampling,
     pub station: SocketAddrV4,
     pub key: Key,
-    /// δ̄ to subtract; None while calibrating (t2 − t1 is then recorded as is).
+    /// δ̄ to subtract; None while calibrating or only checking the set-up (t2 − t1 is
+    /// then recorded as is).
     pub delta: Option<DeltaEstimate>,
+    /// This is the δ calibration: a rate above the station's accepted one is lowered to
+    /// it instead of refused.
+    pub calibrating: bool,
 }
 
 struct Recorders {
@@ -130,7 +134,7 @@ impl RemoteProbe {
         let mut config = config;
         let accepted = f64::from(welcome.max_rate_hz);
         if config.stimulus.rate_hz > accepted {
-            if config.delta.is_some() {
+            if !config.calibrating {
                 return Err(ProbeError::Config(format!(
                     "remote: the station at {} answers at most {} stimuli/s (its --max-rate): lower --rate",
                     config.station, welcome.max_rate_hz
@@ -758,6 +762,7 @@ impl Pairing {
 /// (SD / √2, range halved). Runs `stimuli` stimuli at `rate_hz` against the station.
 pub fn calibrate(mut config: RemoteConfig, stimuli: u64, rate_hz: f64) -> Result<DeltaEstimate, ProbeError> {
     config.delta = None;
+    config.calibrating = true;
     config.stimulus.rate_hz = rate_hz;
     config.sampling.budget = Budget::Samples(stimuli);
     config.sampling.raw_dir = None;

@@ -30,6 +30,8 @@ pub const DEFAULT_DELTA_NS: u64 = 10_000;
 pub const DEFAULT_MAX_RATE_HZ: u32 = 1_000;
 /// Sessions the station keeps at once; the least recently used is replaced.
 pub const SESSIONS: usize = 16;
+/// A session used this recently is never replaced by a new one.
+pub const SESSION_KEPT_NS: u64 = 1_000_000_000;
 /// HELLOs accepted per second at most (each opens a session).
 pub const MAX_HELLOS_PER_S: u32 = 10;
 /// Comms connections served at once.
@@ -135,19 +137,27 @@ impl SessionTable {
         self.slots.iter().find(|s| s.id.load(Ordering::Acquire) == id)
     }
 
-    /// Opens a session for `peer` in a free or the least recently used slot.
-    fn open(&self, id: u64, peer: SocketAddrV4, now_ns: u64) {
+    /// Opens a session for `peer` in a free slot or the least recently used one, but never
+    /// in one used within the last [`SESSION_KEPT_NS`]: false when every slot is that busy.
+    /// (So a flood of HELLOs cannot take an active measurement's session, and the
+    /// responder, which reads a slot without a lock, never sees it replaced mid-stimulus.)
+    fn open(&self, id: u64, peer: SocketAddrV4, now_ns: u64) -> bool {
         let slot = self
             .slots
             .iter()
             .min_by_key(|s| if s.id.load(Ordering::Acquire) == 0 { 0 } else { s.last_used_ns.load(Ordering::Relaxed) })
             .expect("the table has slots");
+        let in_use = slot.id.load(Ordering::Acquire) != 0;
+        if in_use && now_ns.saturating_sub(slot.last_used_ns.load(Ordering::Relaxed)) < SESSION_KEPT_NS {
+            return false;
+        }
         slot.id.store(0, Ordering::Release);
         slot.peer.store(u64::from(u32::from(*peer.ip())) << 16 | u64::from(peer.port()), Ordering::Relaxed);
         slot.last_stimulus.store(0, Ordering::Relaxed);
         slot.last_control.store(0, Ordering::Relaxed);
         slot.last_used_ns.store(now_ns, Ordering::Relaxed);
         slot.id.store(id, Ordering::Release);
+        true
     }
 }
 
@@ -459,7 +469,11 @@ fn serve_control(
                 recent_nonces[next_nonce] = nonce;
                 next_nonce = (next_nonce + 1) % recent_nonces.len();
                 let id = new_session_id();
-                sessions.open(id, from, realtime_ns());
+                if !sessions.open(id, from, realtime_ns()) {
+                    // Every session is in use: refused like a HELLO above the rate.
+                    counters.rate_limited.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
                 counters.sessions.fetch_add(1, Ordering::Relaxed);
                 let welcome = Welcome {
                     client_nonce: nonce,
@@ -647,10 +661,12 @@ mod tests {
         let table = SessionTable { slots: Default::default() };
         let peer = SocketAddrV4::new(Ipv4Addr::new(192, 0, 2, 1), 4000);
         for id in 1..=SESSIONS as u64 {
-            table.open(id, peer, id);
+            assert!(table.open(id, peer, id));
         }
+        // All used within the last second: a new session is refused.
+        assert!(!table.open(98, peer, 500_000_000));
         table.find(1).unwrap().last_used_ns.store(1_000, Ordering::Relaxed);
-        table.open(99, peer, 2_000);
+        assert!(table.open(99, peer, 2_000_000_000));
         assert!(table.find(2).is_none(), "the least recently used session goes");
         assert!(table.find(1).is_some() && table.find(99).is_some());
         assert_eq!(table.find(99).unwrap().peer(), peer);

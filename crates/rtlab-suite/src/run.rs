@@ -86,7 +86,8 @@ pub fn run_conditions(
         };
         let mut run = None;
         if let Some(why) = &p.not_run {
-            record.reason = Some(format!("not measured: {why}"));
+            // The report says "not measured: " before it.
+            record.reason = Some(why.clone());
             backend.progress(&format!("\n[{}/{count}] {}: not measured: {why}\n", i + 1, c.name));
         } else if backend.stop_requested() {
             record.reason = Some("the suite was interrupted before this condition".into());

@@ -79,7 +79,14 @@ pub fn remote_config(
         .as_ref()
         .ok_or_else(|| ProbeError::Config("remote: no station was given (--station HOST:PORT --key FILE)".into()))?;
     let delta = delta.or(plan.probe_settings.delta_given_ns.map(|ns| DeltaEstimate::given(ns as i64)));
-    Ok(RemoteConfig { stimulus, sampling, station: station.address, key: station.key.clone(), delta })
+    Ok(RemoteConfig {
+        stimulus,
+        sampling,
+        station: station.address,
+        key: station.key.clone(),
+        delta,
+        calibrating: false,
+    })
 }
 
 /// δ for the remote probe, calibrated against the idle station before any load starts

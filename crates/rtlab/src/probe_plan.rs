@@ -101,7 +101,12 @@ pub struct StationTarget {
 
 /// `--station` and `--key`: both or neither; `remote` and the `remote:` loads need them.
 fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Result<Option<StationTarget>> {
-    let remote_loads = args.load.as_deref().is_some_and(|l| l.contains("remote:"));
+    // A scenario of remote loads, given directly or as a preset.
+    let remote_loads = args.load.as_deref().is_some_and(|list| {
+        list.split(',')
+            .map(str::trim)
+            .any(|name| args.presets.get(name).map_or(name, String::as_str).contains("remote:"))
+    });
     match (&args.station, &args.key) {
         (None, None) if args.station_later => Ok(None),
         (None, None) if remote_used => {
