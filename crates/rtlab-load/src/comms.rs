@@ -74,6 +74,10 @@ const MAX_RATE: u64 = 1_000_000_000_000;
 pub struct ByteRate(u64);
 
 impl ByteRate {
+    pub fn from_bytes_per_s(bytes_per_s: u64) -> ByteRate {
+        ByteRate(bytes_per_s)
+    }
+
     /// Bytes per second.
     pub fn bytes_per_s(self) -> u64 {
         self.0

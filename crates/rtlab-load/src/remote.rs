@@ -8,12 +8,26 @@
 //! Each is the local load pointed at the station; its report is renamed `remote:NAME`
 //! and names the station. What the station received is read from its counters by the
 //! runner (rtlab_station::client), not here.
+//!
+//! The other direction, `station:udp-flood`, `station:comms` and `station:ping-flood`
+//! ([`StationLoad`]): the station sends the load to this host (Akamina's comms client and
+//! the Xenomai/RTAI paper's flood ping came from another machine). This host receives it:
+//! a UDP sink, a comms echo server that asks the station for the key's proof, or its
+//! kernel answering pings; both sides' counts are reported.
 
 use crate::params::params;
-use crate::{comms, ping_flood, udp_flood, Load, LoadError, LoadReport};
+use crate::{comms, mb, per_second, ping_flood, udp_flood, Intensity, Load, LoadError, LoadReport};
+use rtlab_station::client::StationClient;
+use rtlab_station::protocol::{Key, LoadKind, LoadRequest};
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The run's station: its control address and key file, for `remote:` loads without
 /// `@HOST` and for the comms proof.
@@ -40,6 +54,8 @@ pub fn station() -> Option<RemoteStation> {
 pub const DEFAULT_PORT: u16 = 7450;
 /// The remote loads, as `--load` names them.
 pub const REMOTE_LOADS: [&str; 3] = ["remote:udp-flood", "remote:comms", "remote:ping-flood"];
+/// The loads a station sends to this host, as `--load` names them.
+pub const STATION_LOADS: [&str; 3] = ["station:udp-flood", "station:comms", "station:ping-flood"];
 
 /// A local load pointed at the station, reported as `remote:NAME`.
 pub struct RemoteLoad {
@@ -146,6 +162,303 @@ pub fn parse(spec: &str) -> Result<Box<dyn Load>, LoadError> {
         }
     };
     Ok(Box::new(RemoteLoad { name: full_name, station: station_address, inner }))
+}
+
+/// Parameters of a load the station sends: `rate` in its kind's unit (datagrams/s,
+/// message bytes/s sent plus echoed as `12.5MB/s`, requests/s; none: flat out) and the
+/// bytes per datagram, message or request (0: the kind's default: 64, 60,000, 56).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct StationLoadParams {
+    pub rate: Option<serde_json::Value>,
+    pub payload: u32,
+}
+
+/// A load the station sends to this host ([`LoadKind`]), received here.
+pub struct StationLoad {
+    name: String,
+    kind: LoadKind,
+    params: StationLoadParams,
+    /// datagrams/s, bytes/s or requests/s; 0: flat out.
+    rate: u64,
+    running: Option<RunningStationLoad>,
+}
+
+struct RunningStationLoad {
+    client: Arc<std::sync::Mutex<StationClient>>,
+    stop: Arc<AtomicBool>,
+    received: Arc<AtomicU64>,
+    received_bytes: Arc<AtomicU64>,
+    failure: Arc<std::sync::Mutex<Option<String>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    started: Instant,
+    echo_replies_before: Option<u64>,
+    station: SocketAddrV4,
+}
+
+/// `NAME[:PARAM=VALUE...]`, the part after `station:`.
+pub fn parse_station_load(spec: &str) -> Result<Box<dyn Load>, LoadError> {
+    let mut tokens = spec.split(':');
+    let name = tokens.next().unwrap_or_default().trim();
+    let parts: Vec<&str> = tokens.collect();
+    let full_name = format!("station:{name}");
+    let kind = match name {
+        "udp-flood" => LoadKind::UdpFlood,
+        "comms" => LoadKind::Comms,
+        "ping-flood" => LoadKind::PingFlood,
+        _ => {
+            return Err(LoadError::config(
+                &full_name,
+                format!("unknown station load; use one of {}", STATION_LOADS.join(", ")),
+            ))
+        }
+    };
+    let params: StationLoadParams = params(&full_name, &parts)?;
+    let rate = match (&params.rate, kind) {
+        (None, _) | (Some(serde_json::Value::Null), _) => 0,
+        (Some(text), LoadKind::Comms) => {
+            let parsed: comms::CommsParams = serde_json::from_value(serde_json::json!({ "rate": text }))
+                .map_err(|e| LoadError::config(&full_name, format!("rate: {e}")))?;
+            parsed.rate.map_or(0, comms::ByteRate::bytes_per_s)
+        }
+        (Some(v), _) => match v.as_f64() {
+            Some(r) if r > 0.0 && r.is_finite() => r.round() as u64,
+            _ => return Err(LoadError::config(&full_name, format!("rate {v}: a positive number per second"))),
+        },
+    };
+    Ok(Box::new(StationLoad { name: full_name, kind, params, rate, running: None }))
+}
+
+impl StationLoad {
+    fn error(&self, message: impl Into<String>) -> LoadError {
+        LoadError::config(&self.name, message)
+    }
+}
+
+impl Load for StationLoad {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn start(&mut self) -> Result<(), LoadError> {
+        let Some(station) = station() else {
+            return Err(self.error("which station? run with --station HOST:PORT --key FILE"));
+        };
+        let key_file = station.key_file.clone().ok_or_else(|| self.error("the station's key: run with --key FILE"))?;
+        let key = Key::from_file(&key_file).map_err(|e| self.error(e.to_string()))?;
+        let mut client = StationClient::connect(station.address, key.clone()).map_err(|e| self.error(e.to_string()))?;
+        let local = client.local_ip().ok_or_else(|| self.error("no IPv4 address towards the station"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let received = Arc::new(AtomicU64::new(0));
+        let received_bytes = Arc::new(AtomicU64::new(0));
+        let failure = Arc::new(std::sync::Mutex::new(None));
+        let mut threads = Vec::new();
+        let io = |what: &str, e: std::io::Error| LoadError::io(&self.name, what.to_string(), e);
+        // This host's receiving end, on the address the station sees (not the wildcard).
+        let port = match self.kind {
+            LoadKind::UdpFlood => {
+                let socket = UdpSocket::bind((local, 0)).map_err(|e| io("bind the UDP sink", e))?;
+                socket.set_read_timeout(Some(Duration::from_millis(100))).map_err(|e| io("sink timeout", e))?;
+                let port = socket.local_addr().map_err(|e| io("sink address", e))?.port();
+                let (stop, received, received_bytes) = (stop.clone(), received.clone(), received_bytes.clone());
+                threads.push(std::thread::spawn(move || {
+                    let mut buf = [0u8; 65_536];
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Ok(n) = socket.recv(&mut buf) {
+                            received.fetch_add(1, Ordering::Relaxed);
+                            received_bytes.fetch_add(n as u64, Ordering::Relaxed);
+                        }
+                    }
+                }));
+                port
+            }
+            LoadKind::Comms => {
+                let listener =
+                    TcpListener::bind((local, 0)).map_err(|e| io("listen for the station's comms client", e))?;
+                listener.set_nonblocking(true).map_err(|e| io("listener", e))?;
+                let port = listener.local_addr().map_err(|e| io("listener address", e))?.port();
+                let (stop, received, received_bytes, failure) =
+                    (stop.clone(), received.clone(), received_bytes.clone(), failure.clone());
+                threads.push(std::thread::spawn(move || {
+                    echo_server(listener, &key, &stop, &received, &received_bytes, &failure)
+                }));
+                port
+            }
+            LoadKind::PingFlood => 0,
+        };
+        let payload = self.params.payload;
+        let request = LoadRequest { kind: self.kind, port, payload, rate: self.rate, duration_ms: MAX_DURATION_MS };
+        if let Err(e) = client.start_load(request) {
+            stop.store(true, Ordering::Relaxed);
+            return Err(self.error(e.to_string()));
+        }
+        // Keep the session alive: the station stops a load whose session falls silent.
+        let client = Arc::new(std::sync::Mutex::new(client));
+        {
+            let (client, stop, failure) = (client.clone(), stop.clone(), failure.clone());
+            threads.push(std::thread::spawn(move || {
+                let mut last = Instant::now();
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if last.elapsed() >= Duration::from_secs(2) {
+                        last = Instant::now();
+                        let status = client.lock().unwrap_or_else(|e| e.into_inner()).status();
+                        if let Err(e) = status {
+                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+                        }
+                    }
+                }
+            }));
+        }
+        self.running = Some(RunningStationLoad {
+            client,
+            stop,
+            received,
+            received_bytes,
+            failure,
+            threads,
+            started: Instant::now(),
+            echo_replies_before: rtlab_station::station::icmp_echo_replies(),
+            station: station.address,
+        });
+        Ok(())
+    }
+
+    fn stop(&mut self) -> Result<LoadReport, LoadError> {
+        let running = self
+            .running
+            .take()
+            .ok_or_else(|| LoadError::State { load: self.name.clone(), message: "not started".into() })?;
+        let elapsed = running.started.elapsed().as_secs_f64();
+        let counts = running.client.lock().unwrap_or_else(|e| e.into_inner()).stop_load(self.kind);
+        running.stop.store(true, Ordering::Relaxed);
+        for thread in running.threads {
+            let _ = thread.join();
+        }
+        let counts = counts.map_err(|e| self.error(format!("stopping: {e}")))?;
+        let [a, b, c, ns] = counts.unwrap_or([0; 4]);
+        let station_s = ns as f64 / 1e9;
+        let received = running.received.load(Ordering::Relaxed);
+        let received_bytes = running.received_bytes.load(Ordering::Relaxed);
+        let mut achieved = Vec::new();
+        match self.kind {
+            LoadKind::UdpFlood => {
+                achieved.push(Intensity::new(
+                    "station: datagrams/s sent",
+                    per_second(a as f64, station_s),
+                    "packets/s",
+                ));
+                achieved.push(Intensity::new("packets/s received", per_second(received as f64, elapsed), "packets/s"));
+                achieved.push(Intensity::new("MB/s received", per_second(mb(received_bytes), elapsed), "MB/s"));
+                achieved.push(Intensity::new("station: datagrams sent", a as f64, "packets"));
+                achieved.push(Intensity::new("packets received", received as f64, "packets"));
+                achieved.push(Intensity::new("station: send errors", b as f64, "packets"));
+            }
+            LoadKind::Comms => {
+                achieved.push(Intensity::new("MB/s echoed", per_second(mb(received_bytes), elapsed), "MB/s"));
+                achieved.push(Intensity::new("station: round trips/s", per_second(a as f64, station_s), "1/s"));
+                achieved.push(Intensity::new("station: MB/s echoed back", per_second(mb(b), station_s), "MB/s"));
+                achieved.push(Intensity::new("station: corrupted echoes", c as f64, "messages"));
+            }
+            LoadKind::PingFlood => {
+                let replies = rtlab_station::station::icmp_echo_replies()
+                    .zip(running.echo_replies_before)
+                    .map(|(after, before)| after.saturating_sub(before));
+                achieved.push(Intensity::new(
+                    "station: requests/s sent",
+                    per_second(a as f64, station_s),
+                    "requests/s",
+                ));
+                achieved.push(Intensity::new(
+                    "station: echoes/s received",
+                    per_second(b as f64, station_s),
+                    "echoes/s",
+                ));
+                if let Some(r) = replies {
+                    achieved.push(Intensity::new("echo replies/s (this kernel)", per_second(r as f64, elapsed), "1/s"));
+                }
+            }
+        }
+        let mut parameters = serde_json::to_value(&self.params).unwrap_or_default();
+        parameters["station"] = running.station.to_string().into();
+        parameters["rate_per_s"] = self.rate.into();
+        let died_early = running.failure.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
+            counts.is_none().then(|| "the station had stopped the load before the end (its session fell silent)".into())
+        });
+        Ok(LoadReport {
+            name: self.name.clone(),
+            parameters,
+            achieved,
+            cpu_seconds: None,
+            died_early,
+            duration_s: elapsed,
+        })
+    }
+
+    fn check_alive(&mut self) -> Option<String> {
+        self.running.as_ref().and_then(|r| r.failure.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+}
+
+/// The longest a station load is asked to run (the station's own cap): a scenario ends
+/// earlier and stops it.
+const MAX_DURATION_MS: u64 = 24 * 3600 * 1000;
+
+/// The echo server the station's comms client talks to: one connection at a time (the
+/// station runs one client), which first proves the key (the answer to a 16-byte
+/// challenge); then every byte is sent back.
+fn echo_server(
+    listener: TcpListener,
+    key: &Key,
+    stop: &AtomicBool,
+    echoed: &AtomicU64,
+    echoed_bytes: &AtomicU64,
+    failure: &std::sync::Mutex<Option<String>>,
+) {
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                if let Err(e) = echo_connection(stream, key, stop, echoed, echoed_bytes) {
+                    *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("comms echo server: {e}"));
+                }
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+fn echo_connection(
+    mut stream: TcpStream,
+    key: &Key,
+    stop: &AtomicBool,
+    echoed: &AtomicU64,
+    echoed_bytes: &AtomicU64,
+) -> Result<(), String> {
+    stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+    let _ = stream.set_nodelay(true);
+    let mut challenge = [0u8; 16];
+    getrandom::fill(&mut challenge).map_err(|e| format!("no random challenge: {e}"))?;
+    stream.write_all(&challenge).map_err(|e| e.to_string())?;
+    stream.set_read_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
+    let mut proof = [0u8; 16];
+    if stream.read_exact(&mut proof).is_err() || proof != key.comms_proof(&challenge) {
+        return Err("a client connected without the key's proof".into());
+    }
+    stream.set_read_timeout(Some(Duration::from_millis(100))).map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; 64 * 1024];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                stream.write_all(&buf[..n]).map_err(|e| e.to_string())?;
+                echoed.fetch_add(1, Ordering::Relaxed);
+                echoed_bytes.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

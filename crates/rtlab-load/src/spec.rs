@@ -56,6 +56,9 @@ pub fn parse_load_spec(spec: &str) -> Result<Box<dyn Load>, LoadError> {
     if let Some(remote) = spec.trim().strip_prefix("remote:") {
         return crate::remote::parse(remote);
     }
+    if let Some(sent) = spec.trim().strip_prefix("station:") {
+        return crate::remote::parse_station_load(sent);
+    }
     let mut parts = spec.trim().split(':');
     let name = parts.next().unwrap_or_default().trim();
     let parts: Vec<&str> = parts.collect();

@@ -3,7 +3,7 @@
 //! remote probe (rtlab-probe), which opens its own session with [`hello`] and
 //! [`accept_welcome`] on the socket its answers must come back to.
 
-use crate::protocol::{self, Key, Kind, StationCounters, Welcome, MAX_MESSAGE_LEN};
+use crate::protocol::{self, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, Welcome, MAX_MESSAGE_LEN};
 use crate::StationError;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::time::{Duration, Instant};
@@ -101,26 +101,64 @@ impl StationClient {
     }
 
     fn status_once(&mut self) -> Result<StationCounters, StationError> {
+        let body = self.request(Kind::StatusRequest, &[], Kind::Status)?;
+        Ok(StationCounters::from_body(&body))
+    }
+
+    /// Asks the station to send the load `request` to this host (the session's address);
+    /// Err when it refuses (started without loads, over its limits) or is silent.
+    pub fn start_load(&mut self, request: LoadRequest) -> Result<(), StationError> {
+        let body = self.request(Kind::LoadStart, &request.to_body(), Kind::LoadReport)?;
+        match LoadTally::from_body(&body) {
+            Some(t) if t.accepted && t.kind == request.kind => Ok(()),
+            _ => Err(StationError::Config(format!(
+                "the station at {} refused to send {} (started without --serve-loads, or over its --max-load-rate)",
+                self.station,
+                request.kind.name()
+            ))),
+        }
+    }
+
+    /// Stops the station's load of `kind`; what it did, None when it was not running.
+    pub fn stop_load(&mut self, kind: LoadKind) -> Result<Option<[u64; 4]>, StationError> {
+        let mut stop = [0u8; 8];
+        stop[0] = kind as u8;
+        let body = self.request(Kind::LoadStop, &stop, Kind::LoadReport)?;
+        Ok(LoadTally::from_body(&body).filter(|t| t.accepted && t.kind == kind).map(|t| t.counts))
+    }
+
+    /// One request and its authenticated reply's body. Each attempt is a new sequence
+    /// number: the station answers a repeated one never (a replay), so a lost reply is
+    /// asked for again, not repeated.
+    fn request(&mut self, kind: Kind, body: &[u8], reply: Kind) -> Result<Vec<u8>, StationError> {
         let mut out = [0u8; MAX_MESSAGE_LEN];
         let mut buf = [0u8; 2048];
         for _ in 0..ATTEMPTS {
             let sequence = self.next_sequence;
             self.next_sequence += 1;
-            let len = protocol::encode(&self.key, Kind::StatusRequest, self.session, sequence, &[], &mut out);
+            let len = protocol::encode(&self.key, kind, self.session, sequence, body, &mut out);
             self.socket
                 .send(&out[..len])
-                .map_err(|source| StationError::Io { what: "send STATUS_REQUEST to the station".into(), source })?;
+                .map_err(|source| StationError::Io { what: "send a request to the station".into(), source })?;
             let deadline = Instant::now() + ATTEMPT_WAIT;
             while let Some(n) = recv_until(&self.socket, &mut buf, deadline) {
                 match protocol::decode(&self.key, &buf[..n]) {
-                    Ok((h, body)) if h.kind == Kind::Status && h.session == self.session && h.sequence == sequence => {
-                        return Ok(StationCounters::from_body(body));
+                    Ok((h, body)) if h.kind == reply && h.session == self.session && h.sequence == sequence => {
+                        return Ok(body.to_vec());
                     }
                     _ => {}
                 }
             }
         }
         Err(silent_station(self.station))
+    }
+
+    /// This host's address as the station sees it (the local end of the session).
+    pub fn local_ip(&self) -> Option<std::net::Ipv4Addr> {
+        match self.socket.local_addr().ok()? {
+            SocketAddr::V4(a) => Some(*a.ip()),
+            SocketAddr::V6(_) => None,
+        }
     }
 }
 

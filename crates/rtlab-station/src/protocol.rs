@@ -50,6 +50,15 @@ pub enum Kind {
     StatusRequest = 5,
     /// Station -> measuring side: the counters ([`StationCounters`]).
     Status = 6,
+    /// Measuring side -> station: start sending a load to the measuring side
+    /// ([`LoadRequest`]; Akamina's comms client, the flood ping, a UDP flood from another
+    /// host). The station sends only to the session's own address.
+    LoadStart = 7,
+    /// Measuring side -> station: stop the load of this kind. Body: the kind, 7 zero bytes.
+    LoadStop = 8,
+    /// Station -> measuring side: a LOAD_START accepted or refused, or what a stopped load
+    /// did ([`LoadTally`]).
+    LoadReport = 9,
 }
 
 impl Kind {
@@ -61,6 +70,9 @@ impl Kind {
             4 => Kind::Answer,
             5 => Kind::StatusRequest,
             6 => Kind::Status,
+            7 => Kind::LoadStart,
+            8 => Kind::LoadStop,
+            9 => Kind::LoadReport,
             _ => return None,
         })
     }
@@ -74,6 +86,9 @@ impl Kind {
             Kind::Answer => 32,
             Kind::StatusRequest => 0,
             Kind::Status => STATUS_BODY_LEN,
+            Kind::LoadStart => 24,
+            Kind::LoadStop => 8,
+            Kind::LoadReport => LOAD_REPORT_BODY_LEN,
         }
     }
 
@@ -84,6 +99,7 @@ impl Kind {
 }
 
 const WELCOME_BODY_LEN: usize = 16 + 8 + 4 + 2 + 2;
+const LOAD_REPORT_BODY_LEN: usize = 8 + 4 * 8;
 const STATUS_BODY_LEN: usize = StationCounters::FIELDS * 8;
 
 /// The shared secret both sides read from a file.
@@ -295,6 +311,108 @@ impl Answer {
     }
 }
 
+/// The loads a station can send to the measuring side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LoadKind {
+    /// 64-byte (or `payload`) UDP datagrams at `rate` per second to the measuring side's
+    /// sink at `port`.
+    UdpFlood = 1,
+    /// A comms client: 60,000-byte (or `payload`) messages to the measuring side's echo
+    /// server at `port`, `rate` message bytes per second sent plus echoed (0: flat out),
+    /// after proving the key.
+    Comms = 2,
+    /// ICMP echo requests at `rate` per second (0: as `ping -f`) to the measuring side,
+    /// whose kernel answers them.
+    PingFlood = 3,
+}
+
+impl LoadKind {
+    pub fn from_u8(value: u8) -> Option<LoadKind> {
+        Some(match value {
+            1 => LoadKind::UdpFlood,
+            2 => LoadKind::Comms,
+            3 => LoadKind::PingFlood,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadKind::UdpFlood => "udp-flood",
+            LoadKind::Comms => "comms",
+            LoadKind::PingFlood => "ping-flood",
+        }
+    }
+}
+
+/// The body of a LOAD_START.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadRequest {
+    pub kind: LoadKind,
+    /// Port on the session's address (udp-flood: the sink; comms: the echo server).
+    pub port: u16,
+    /// Bytes per datagram or message (0: the load's default).
+    pub payload: u32,
+    /// Datagrams/s (udp-flood), message bytes/s (comms) or requests/s (ping-flood); 0: flat out.
+    pub rate: u64,
+    /// The station stops the load by itself after this long (a lost LOAD_STOP cannot leave
+    /// it running).
+    pub duration_ms: u64,
+}
+
+impl LoadRequest {
+    pub fn to_body(self) -> [u8; 24] {
+        let mut body = [0u8; 24];
+        body[0] = self.kind as u8;
+        body[2..4].copy_from_slice(&self.port.to_le_bytes());
+        body[4..8].copy_from_slice(&self.payload.to_le_bytes());
+        body[8..16].copy_from_slice(&self.rate.to_le_bytes());
+        body[16..24].copy_from_slice(&self.duration_ms.to_le_bytes());
+        body
+    }
+
+    /// None for an unknown kind.
+    pub fn from_body(body: &[u8]) -> Option<LoadRequest> {
+        Some(LoadRequest {
+            kind: LoadKind::from_u8(body[0])?,
+            port: u16::from_le_bytes(body[2..4].try_into().ok()?),
+            payload: u32::from_le_bytes(body[4..8].try_into().ok()?),
+            rate: le_u64(&body[8..16]),
+            duration_ms: le_u64(&body[16..24]),
+        })
+    }
+}
+
+/// The body of a LOAD_REPORT: whether the load runs (or ran), and four counts whose meaning
+/// depends on the kind: udp-flood (datagrams sent, send errors, bytes sent, ns it ran),
+/// comms (round trips, bytes echoed, corrupted echoes, ns), ping-flood (requests sent,
+/// echoes received, 0, ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadTally {
+    pub kind: LoadKind,
+    pub accepted: bool,
+    pub counts: [u64; 4],
+}
+
+impl LoadTally {
+    pub fn to_body(self) -> [u8; LOAD_REPORT_BODY_LEN] {
+        let mut body = [0u8; LOAD_REPORT_BODY_LEN];
+        body[0] = self.kind as u8;
+        body[1] = u8::from(self.accepted);
+        for (i, v) in self.counts.iter().enumerate() {
+            body[8 + i * 8..16 + i * 8].copy_from_slice(&v.to_le_bytes());
+        }
+        body
+    }
+
+    pub fn from_body(body: &[u8]) -> Option<LoadTally> {
+        let kind = LoadKind::from_u8(body[0])?;
+        let counts = [0, 1, 2, 3].map(|i| le_u64(&body[8 + i * 8..]));
+        Some(LoadTally { kind, accepted: body[1] == 1, counts })
+    }
+}
+
 /// What the station counted since it started, as a STATUS carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct StationCounters {
@@ -447,6 +565,10 @@ mod tests {
         assert_eq!(Answer::from_body(&a.to_body()), a);
         let c = StationCounters { station_time_ns: 1, icmp_echo_replies: 17, sink_bytes: 12, ..Default::default() };
         assert_eq!(StationCounters::from_body(&c.to_body()), c);
+        let r = LoadRequest { kind: LoadKind::Comms, port: 4000, payload: 60_000, rate: 12_500_000, duration_ms: 9 };
+        assert_eq!(LoadRequest::from_body(&r.to_body()), Some(r));
+        let t = LoadTally { kind: LoadKind::PingFlood, accepted: true, counts: [1, 2, 3, 4] };
+        assert_eq!(LoadTally::from_body(&t.to_body()), Some(t));
     }
 
     proptest! {

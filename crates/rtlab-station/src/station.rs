@@ -13,7 +13,9 @@
 //! - the **comms echo server** (TCP, listen port + 2): after a challenge that only a key
 //!   holder can answer, echoes what it receives; at most [`MAX_COMMS_CONNECTIONS`].
 
-use crate::protocol::{self, Answer, Key, Kind, Rejection, StationCounters, Welcome, MAX_MESSAGE_LEN};
+use crate::protocol::{
+    self, Answer, Key, Kind, LoadKind, LoadRequest, LoadTally, Rejection, StationCounters, Welcome, MAX_MESSAGE_LEN,
+};
 use crate::StationError;
 use rtlab_sys::icmp::{IcmpRecv, IcmpSocket, ECHO_REQUEST};
 use rtlab_sys::net::{realtime_ns, wait_readable_any};
@@ -38,6 +40,24 @@ pub const MAX_HELLOS_PER_S: u32 = 10;
 pub const MAX_COMMS_CONNECTIONS: usize = 4;
 /// How often blocking threads look at the stop flag.
 const STOP_POLL_MS: i32 = 200;
+
+/// Sends the loads that the measuring side asks for (LOAD_START) to the measuring side:
+/// the binary implements it with rtlab's loads. The station only ever passes the
+/// requesting session's own address as the target.
+pub trait LoadSource: Send + Sync {
+    /// Starts `request` towards `target` (the session's address with the request's port);
+    /// Err(why) when it is refused or cannot start.
+    fn start(&self, request: LoadRequest, target: SocketAddrV4) -> Result<(), String>;
+    /// Stops the load of `kind` (if it runs) and returns what it did.
+    fn stop(&self, kind: LoadKind) -> Option<[u64; 4]>;
+}
+
+/// A load sent for a session stops when the session has been silent this long (the
+/// measuring side keeps it alive with STATUS requests; a measuring side that died cannot
+/// leave the station flooding).
+pub const LOAD_IDLE_NS: u64 = 10_000_000_000;
+/// The longest a load may be asked to run.
+pub const MAX_LOAD_DURATION_MS: u64 = 24 * 3600 * 1000;
 
 /// How the station runs.
 #[derive(Debug, Clone)]
@@ -176,6 +196,7 @@ impl SessionSlot {
 /// A station with its sockets open, ready to [`run`](Station::run).
 pub struct Station {
     config: StationConfig,
+    loads: Option<Arc<dyn LoadSource>>,
     control: UdpSocket,
     sink: UdpSocket,
     comms: TcpListener,
@@ -226,6 +247,7 @@ impl Station {
         comms.set_nonblocking(true).map_err(|e| bind_error("make the comms listener non-blocking", e))?;
         Ok(Station {
             config,
+            loads: None,
             control,
             sink,
             comms,
@@ -233,6 +255,13 @@ impl Station {
             counters: Arc::new(Counters::default()),
             sessions: Arc::new(SessionTable { slots: Default::default() }),
         })
+    }
+
+    /// Lets the measuring side ask for loads sent from here (LOAD_START); without it every
+    /// LOAD_START is refused.
+    pub fn with_loads(mut self, loads: Arc<dyn LoadSource>) -> Station {
+        self.loads = Some(loads);
+        self
     }
 
     /// The control address (the port the measuring side gives with --station).
@@ -248,7 +277,7 @@ impl Station {
     /// Serves until `stop` is set; returns the final counters. The responder's real-time
     /// settings are made on its own thread and undone when it ends.
     pub fn run(self, stop: Arc<AtomicBool>) -> Result<StationCounters, StationError> {
-        let Station { config, control, sink, comms, icmp, counters, sessions } = self;
+        let Station { config, loads, control, sink, comms, icmp, counters, sessions } = self;
         let answer_socket =
             control.try_clone().map_err(|e| StationError::Io { what: "clone the control socket".into(), source: e })?;
         let small = |name: &str| std::thread::Builder::new().name(name.into()).stack_size(256 * 1024);
@@ -264,7 +293,7 @@ impl Station {
         let control_thread = {
             let (counters, sessions, stop, config) = (counters.clone(), sessions.clone(), stop.clone(), config.clone());
             small("rtlab-station-ctl")
-                .spawn(move || serve_control(control, &config, &counters, &sessions, &stop))
+                .spawn(move || serve_control(control, &config, loads.as_deref(), &counters, &sessions, &stop))
                 .map_err(spawn_error)?
         };
         let sink_thread = {
@@ -431,6 +460,7 @@ impl TokenBucket {
 fn serve_control(
     socket: UdpSocket,
     config: &StationConfig,
+    loads: Option<&dyn LoadSource>,
     counters: &Counters,
     sessions: &SessionTable,
     stop: &AtomicBool,
@@ -441,7 +471,23 @@ fn serve_control(
     let mut recent_nonces = [[0u8; 16]; 64];
     let mut next_nonce = 0usize;
     let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, realtime_ns());
+    // Loads sent: (kind, session, started, duration), each stopped at its duration or when
+    // its session goes silent.
+    let mut active: Vec<(LoadKind, u64, u64, u64)> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
+        if let Some(loads) = loads {
+            let now = realtime_ns();
+            active.retain(|&(kind, session, started, duration)| {
+                let silent = sessions
+                    .find(session)
+                    .is_none_or(|s| now.saturating_sub(s.last_used_ns.load(Ordering::Relaxed)) > LOAD_IDLE_NS);
+                let over = now.saturating_sub(started) > duration;
+                if silent || over {
+                    loads.stop(kind);
+                }
+                !(silent || over)
+            });
+        }
         let (len, from) = match socket.recv_from(&mut buf) {
             Ok(received) => received,
             Err(_) => continue, // the read timeout, or an ICMP error from an earlier send
@@ -507,10 +553,82 @@ fn serve_control(
                 // To the session's address: an authenticated request cannot redirect it.
                 let _ = socket.send_to(&out[..n], session.peer());
             }
+            Kind::LoadStart | Kind::LoadStop => {
+                let Some(session) = sessions.find(header.session) else {
+                    counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                if !SessionSlot::advance(&session.last_control, header.sequence) {
+                    counters.replayed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                session.last_used_ns.store(realtime_ns(), Ordering::Relaxed);
+                let peer = session.peer();
+                let tally = match (header.kind, loads) {
+                    (Kind::LoadStart, _) => match LoadRequest::from_body(body) {
+                        Some(request) => {
+                            // Only ever towards the session's own address.
+                            let target = SocketAddrV4::new(*peer.ip(), request.port);
+                            let busy = active.iter().any(|a| a.0 == request.kind);
+                            let accepted = match loads {
+                                Some(l) if !busy && request.duration_ms <= MAX_LOAD_DURATION_MS => {
+                                    l.start(request, target).is_ok()
+                                }
+                                _ => false,
+                            };
+                            if accepted {
+                                active.push((
+                                    request.kind,
+                                    header.session,
+                                    realtime_ns(),
+                                    request.duration_ms.saturating_mul(1_000_000),
+                                ));
+                            }
+                            LoadTally { kind: request.kind, accepted, counts: [0; 4] }
+                        }
+                        None => {
+                            counters.malformed.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    },
+                    (_, l) => match LoadKind::from_u8(body[0]) {
+                        Some(kind) => {
+                            // Only the session that started it stops it.
+                            let mine = active.iter().position(|a| a.0 == kind && a.1 == header.session);
+                            let done = match (l, mine) {
+                                (Some(l), Some(i)) => {
+                                    active.remove(i);
+                                    l.stop(kind)
+                                }
+                                _ => None,
+                            };
+                            LoadTally { kind, accepted: done.is_some(), counts: done.unwrap_or([0; 4]) }
+                        }
+                        None => {
+                            counters.malformed.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                    },
+                };
+                let n = protocol::encode(
+                    &config.key,
+                    Kind::LoadReport,
+                    header.session,
+                    header.sequence,
+                    &tally.to_body(),
+                    &mut out,
+                );
+                let _ = socket.send_to(&out[..n], peer);
+            }
             // Kinds only the station sends, or stimuli on the wrong socket.
             _ => {
                 counters.malformed.fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+    if let Some(loads) = loads {
+        for (kind, ..) in active {
+            loads.stop(kind);
         }
     }
 }
@@ -627,7 +745,7 @@ fn host_interrupt_totals() -> (u64, u64) {
 }
 
 /// OutEchoReps of /proc/net/snmp: echo replies this network namespace's kernel sent.
-fn icmp_echo_replies() -> Option<u64> {
+pub fn icmp_echo_replies() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/net/snmp").ok()?;
     parse_out_echo_reps(&text)
 }

@@ -344,6 +344,14 @@ pub struct StationArgs {
     /// Print the counters this often (0: only at the end)
     #[arg(long, default_value = "10s")]
     pub status_every: String,
+    /// Send the loads the measuring side asks for (`--load station:udp-flood`,
+    /// `station:comms`, `station:ping-flood`), only ever to that side's own address
+    #[arg(long)]
+    pub serve_loads: bool,
+    /// With --serve-loads: datagrams or pings per second sent at most (a flat-out request
+    /// gets this rate)
+    #[arg(long, default_value_t = 250_000)]
+    pub max_load_rate: u64,
     /// Print only the final counters
     #[arg(long, short = 'q')]
     pub quiet: bool,

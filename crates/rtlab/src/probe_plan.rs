@@ -103,9 +103,10 @@ pub struct StationTarget {
 fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Result<Option<StationTarget>> {
     // A scenario of remote loads, given directly or as a preset.
     let remote_loads = args.load.as_deref().is_some_and(|list| {
-        list.split(',')
-            .map(str::trim)
-            .any(|name| args.presets.get(name).map_or(name, String::as_str).contains("remote:"))
+        list.split(',').map(str::trim).any(|name| {
+            let spec = args.presets.get(name).map_or(name, String::as_str);
+            spec.contains("remote:") || spec.contains("station:")
+        })
     });
     match (&args.station, &args.key) {
         (None, None) if args.station_later => Ok(None),
@@ -117,7 +118,7 @@ fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Res
         (None, Some(_)) => Err(usage("--key is the station's key: add --station HOST:PORT")),
         (Some(text), Some(key_file)) => {
             if !remote_used && !remote_loads {
-                return Err(usage("--station has no effect without --probe remote or a remote: load"));
+                return Err(usage("--station has no effect without --probe remote or a remote: or station: load"));
             }
             let address =
                 rtlab_station::client::parse_station_address(text).map_err(|e| usage(format!("--station {e}")))?;

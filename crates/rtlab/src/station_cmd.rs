@@ -8,7 +8,8 @@ use crate::cli::StationArgs;
 use crate::errors::{environment, usage};
 use rtlab_analysis::units::parse_time_ns;
 use rtlab_station::protocol::{Key, StationCounters};
-use rtlab_station::station::{Station, StationConfig};
+use rtlab_station::protocol::{LoadKind, LoadRequest};
+use rtlab_station::station::{LoadSource, Station, StationConfig};
 use rtlab_station::StationError;
 use std::net::{SocketAddr, SocketAddrV4};
 use std::sync::atomic::Ordering;
@@ -54,6 +55,9 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
     let stop = crate::runner::stop_on_signals()?;
     // The responder's memory must not fault while it answers.
     let _memory = rtlab_sys::memory::MemoryLockGuard::lock_all().ok();
+    if args.max_load_rate == 0 {
+        return Err(usage("--max-load-rate: at least 1 per second"));
+    }
     let station = Station::bind(StationConfig {
         listen,
         key,
@@ -67,6 +71,15 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
         StationError::Host(m) => environment(m),
         other => environment(format!("{other} (the station needs root for its raw ICMP socket and SCHED_FIFO)")),
     })?;
+    let station = if args.serve_loads {
+        station.with_loads(std::sync::Arc::new(LoadsSent {
+            key_file: args.key.clone(),
+            max_rate: args.max_load_rate,
+            running: std::sync::Mutex::new(Vec::new()),
+        }))
+    } else {
+        station
+    };
     let address = station.local_addr();
     println!(
         "rtlab station: listening on {address} (sink udp/{}, comms tcp/{}); Δ {:.1} µs; real-time task on CPU {cpu} \
@@ -100,6 +113,80 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
         .map_err(|e| environment(format!("the station stopped: {e}")))?;
     println!("{}", status_line(&last));
     Ok(0)
+}
+
+/// The loads this station sends when asked (`--serve-loads`): rtlab's own loads pointed at
+/// the requesting session's address.
+struct LoadsSent {
+    key_file: std::path::PathBuf,
+    max_rate: u64,
+    running: std::sync::Mutex<Vec<(LoadKind, Box<dyn rtlab_load::Load>)>>,
+}
+
+impl LoadSource for LoadsSent {
+    fn start(&self, request: LoadRequest, target: SocketAddrV4) -> Result<(), String> {
+        use rtlab_load::{comms, ping_flood, udp_flood};
+        let payload = request.payload as usize;
+        let capped = |rate: u64| -> Result<u64, String> {
+            match rate {
+                0 => Ok(self.max_rate),
+                r if r <= self.max_rate => Ok(r),
+                r => Err(format!("{r}/s is above --max-load-rate {}", self.max_rate)),
+            }
+        };
+        let mut load: Box<dyn rtlab_load::Load> = match request.kind {
+            LoadKind::UdpFlood => Box::new(
+                udp_flood::UdpFloodLoad::new(udp_flood::UdpFloodParams {
+                    rate: Some(capped(request.rate)?),
+                    payload: if payload == 0 { 64 } else { payload },
+                    senders: 1,
+                    target: Some(SocketAddr::V4(target)),
+                })
+                .map_err(|e| e.to_string())?,
+            ),
+            LoadKind::Comms => Box::new(
+                comms::CommsLoad::new(comms::CommsParams {
+                    message_bytes: if payload == 0 { 60_000 } else { payload },
+                    clients: 1,
+                    peer: Some(SocketAddr::V4(target)),
+                    rate: (request.rate > 0).then(|| comms::ByteRate::from_bytes_per_s(request.rate)),
+                    station_key: Some(self.key_file.clone()),
+                })
+                .map_err(|e| e.to_string())?,
+            ),
+            LoadKind::PingFlood => Box::new(
+                ping_flood::PingFloodLoad::new(ping_flood::PingFloodParams {
+                    target: *target.ip(),
+                    payload: if payload == 0 { 56 } else { payload },
+                    rate: Some(capped(request.rate)? as f64),
+                    senders: 1,
+                })
+                .map_err(|e| e.to_string())?,
+            ),
+        };
+        load.start().map_err(|e| e.to_string())?;
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).push((request.kind, load));
+        Ok(())
+    }
+
+    fn stop(&self, kind: LoadKind) -> Option<[u64; 4]> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let index = running.iter().position(|(k, _)| *k == kind)?;
+        let (_, mut load) = running.remove(index);
+        let report = load.stop().ok()?;
+        let value = |name: &str| report.intensity(name).unwrap_or(0.0).max(0.0) as u64;
+        let ns = (report.duration_s * 1e9) as u64;
+        let bytes = |n: u64| n.saturating_mul(report.parameters["payload"].as_u64().unwrap_or(0));
+        Some(match kind {
+            LoadKind::UdpFlood => [value("packets sent"), value("send errors"), bytes(value("packets sent")), ns],
+            LoadKind::Comms => {
+                let size = report.parameters["message_bytes"].as_u64().unwrap_or(0);
+                let trips = value("round trips");
+                [trips, trips.saturating_mul(size), u64::from(report.died_early.is_some()), ns]
+            }
+            LoadKind::PingFlood => [value("requests sent"), value("echoes received"), 0, ns],
+        })
+    }
 }
 
 /// One line of counters.
