@@ -94,7 +94,7 @@ impl Mode {
 pub const SHORT_NS: u64 = 60_000_000_000;
 
 /// Keys of a condition that are the suite's, not an experiment file's.
-const CONDITION_KEYS: [&str; 5] = ["name", "title", "quick", "long", "needs"];
+const CONDITION_KEYS: [&str; 6] = ["name", "title", "quick", "long", "needs", "with_station"];
 /// Experiment keys a suite sets itself.
 const SUITE_SET_KEYS: [&str; 2] = ["label", "output"];
 
@@ -124,6 +124,9 @@ pub struct Condition {
     keys: toml::Table,
     quick: Option<toml::Table>,
     long: Option<toml::Table>,
+    /// Keys that replace the condition's when the suite runs with a second station
+    /// (`--station`), e.g. its loads sent from the station: `with_station = { load = ... }`.
+    with_station: Option<toml::Table>,
     /// How long it takes in each mode (Full, Quick, Long), ns, as checked when parsed.
     estimates_ns: [u64; 3],
 }
@@ -158,6 +161,15 @@ impl Condition {
             merge_over(&mut keys, over.clone());
         }
         keys
+    }
+
+    /// The experiment keys in `mode` with a second station: the `with_station` keys over
+    /// [`keys`](Self::keys); None when the condition has none.
+    pub fn keys_with_station(&self, mode: Mode) -> Option<toml::Table> {
+        let over = self.with_station.as_ref()?;
+        let mut keys = self.keys(mode);
+        merge_over(&mut keys, over.clone());
+        Some(keys)
     }
 
     pub fn has_long(&self) -> bool {
@@ -343,6 +355,7 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
     };
     let quick = overrides("quick")?;
     let long = overrides("long")?;
+    let with_station = overrides("with_station")?;
     let needs = match table.remove("needs") {
         None => Vec::new(),
         Some(toml::Value::Array(items)) => items
@@ -362,7 +375,7 @@ fn condition_of(index: usize, mut table: toml::Table, experiment: &toml::Table) 
     }
     let mut keys = experiment.clone();
     merge_over(&mut keys, table);
-    Ok(Condition { name, title, needs, keys, quick, long, estimates_ns: [0; 3] })
+    Ok(Condition { name, title, needs, keys, quick, long, with_station, estimates_ns: [0; 3] })
 }
 
 /// `over`'s experiment keys replace those of `keys`; a `duration` there drops `samples` and

@@ -348,8 +348,8 @@ pub struct StationArgs {
     /// `station:comms`, `station:ping-flood`), only ever to that side's own address
     #[arg(long)]
     pub serve_loads: bool,
-    /// With --serve-loads: datagrams or pings per second sent at most (a flat-out request
-    /// gets this rate)
+    /// With --serve-loads: datagrams or pings per second sent at most (a UDP flood asked
+    /// for flat out gets this rate; a ping flood without a rate runs as `ping -f`)
     #[arg(long, default_value_t = 250_000)]
     pub max_load_rate: u64,
     /// Print only the final counters

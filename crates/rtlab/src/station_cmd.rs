@@ -158,7 +158,11 @@ impl LoadSource for LoadsSent {
                 ping_flood::PingFloodLoad::new(ping_flood::PingFloodParams {
                     target: *target.ip(),
                     payload: if payload == 0 { 56 } else { payload },
-                    rate: Some(capped(request.rate)? as f64),
+                    // Without a rate, as `ping -f`: one request in flight, paced by the replies.
+                    rate: match request.rate {
+                        0 => None,
+                        r => Some(capped(r)? as f64),
+                    },
                     senders: 1,
                 })
                 .map_err(|e| e.to_string())?,

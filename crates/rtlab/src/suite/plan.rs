@@ -12,8 +12,18 @@ use rtlab_suite::file::{format_duration, is_missing_program, Condition, Experime
 /// The `rtlab run` arguments of `condition` in `mode`, as `rtlab run --experiment` would
 /// make them from a file holding its keys.
 pub fn run_args(condition: &Condition, mode: Mode, base: RunArgs) -> anyhow::Result<RunArgs> {
+    run_args_of(condition, condition.keys(mode), base)
+}
+
+/// The `rtlab run` arguments of `condition` with a second station: its `with_station` keys
+/// applied, when it has them.
+pub fn run_args_with_station(condition: &Condition, mode: Mode, base: RunArgs) -> anyhow::Result<RunArgs> {
+    run_args_of(condition, condition.keys_with_station(mode).unwrap_or_else(|| condition.keys(mode)), base)
+}
+
+fn run_args_of(condition: &Condition, keys: toml::Table, base: RunArgs) -> anyhow::Result<RunArgs> {
     let at = format!("condition {:?}", condition.name);
-    let experiment: ExperimentFile = toml::Value::Table(condition.keys(mode))
+    let experiment: ExperimentFile = toml::Value::Table(keys)
         .try_into()
         .map_err(|e: toml::de::Error| usage(format!("{at}: {}", e.message().trim())))?;
     experiment.check_presets().map_err(|e| usage(format!("{at}: {e}")))?;
@@ -45,6 +55,14 @@ impl ExperimentCheck for PlanCheck {
 }
 
 fn estimate(c: &Condition, mode: Mode) -> anyhow::Result<u64> {
+    // The station's variant is checked too (its loads only at run time, with the station).
+    if c.keys_with_station(mode).is_some() {
+        let args = run_args_with_station(c, mode, RunArgs { station_later: true, ..RunArgs::default() })?;
+        let one = RunArgs { load: Some("idle".into()), ..args };
+        let online = rtlab_sys::sched::online_cpus().unwrap_or_else(|_| vec![0]);
+        RunPlan::from_args(&one, &online, "suite", chrono::Local::now())
+            .map_err(|e| e.context(format!("condition {:?}{} with_station", c.name, mode.suffix())))?;
+    }
     let needs_station = c.needs.iter().any(|n| n == "station");
     let args = run_args(c, mode, RunArgs { station_later: needs_station, ..RunArgs::default() })?;
     let scenario_list = args.load.clone().unwrap_or_else(|| "idle".into());
@@ -52,7 +70,7 @@ fn estimate(c: &Condition, mode: Mode) -> anyhow::Result<u64> {
     for s in &scenarios {
         let spec = args.presets.get(*s).map(String::as_str).unwrap_or(s);
         // Remote loads are checked against the station the suite runs with.
-        if needs_station && spec.contains("remote:") {
+        if needs_station && (spec.contains("remote:") || spec.contains("station:")) {
             continue;
         }
         if let Err(e) = rtlab_load::scenario(spec) {

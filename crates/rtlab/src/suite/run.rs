@@ -136,8 +136,14 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
             plans.push(None);
             continue;
         }
-        let mut condition_args = run_args(c, mode, base).map_err(|e| e.context(format!("suite {}", suite.source)))?;
-        if c.needs.iter().any(|n| n == "station") {
+        let with_station = args.station.is_some() && c.keys_with_station(mode).is_some();
+        let mut condition_args = if with_station {
+            crate::suite::plan::run_args_with_station(c, mode, base)
+        } else {
+            run_args(c, mode, base)
+        }
+        .map_err(|e| e.context(format!("suite {}", suite.source)))?;
+        if with_station || c.needs.iter().any(|n| n == "station") {
             condition_args.station = args.station.clone();
             condition_args.key = args.key.clone();
         }
