@@ -246,7 +246,8 @@ impl Load for StationLoad {
         };
         let key_file = station.key_file.clone().ok_or_else(|| self.error("the station's key: run with --key FILE"))?;
         let key = Key::from_file(&key_file).map_err(|e| self.error(e.to_string()))?;
-        let mut client = StationClient::connect(station.address, key.clone()).map_err(|e| self.error(e.to_string()))?;
+        let mut client = StationClient::connect(station.address, key.clone())
+            .map_err(|e| LoadError::State { load: self.name.clone(), message: e.to_string() })?;
         let local = client.local_ip().ok_or_else(|| self.error("no IPv4 address towards the station"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let received = Arc::new(AtomicU64::new(0));
@@ -290,7 +291,8 @@ impl Load for StationLoad {
         let request = LoadRequest { kind: self.kind, port, payload, rate: self.rate, duration_ms: MAX_DURATION_MS };
         if let Err(e) = client.start_load(request) {
             stop.store(true, Ordering::Relaxed);
-            return Err(self.error(e.to_string()));
+            // The other host's set-up, not this command line: an environment failure.
+            return Err(LoadError::State { load: self.name.clone(), message: e.to_string() });
         }
         // Keep the session alive: the station stops a load whose session falls silent.
         let client = Arc::new(std::sync::Mutex::new(client));

@@ -28,7 +28,7 @@ use rtlab_station::client::{accept_welcome, hello, silent_station};
 use rtlab_station::protocol::{self, Answer, Key, Kind, MAX_MESSAGE_LEN};
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
 use rtlab_sys::icmp::{internet_checksum, IcmpRecv, IcmpSocket, ECHO_REPLY, ECHO_REQUEST};
-use rtlab_sys::net::{realtime_ns, wait_readable_any, RecvOutcome, UdpReceiver};
+use rtlab_sys::net::{realtime_ns, wait_readable_any, RecvOutcome, Timestamping, UdpReceiver};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,7 +44,8 @@ pub const CALIBRATION_RATE_HZ: f64 = 100.0;
 /// Stimuli in flight at most: slots of the pairing table.
 const SLOTS: usize = 1024;
 /// How long an answer is waited for after its stimulus was sent.
-const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
+/// Half of the slots' span at the highest rate, so a slot is finalised before it is reused.
+const ANSWER_TIMEOUT_NS: u64 = 500_000_000;
 /// ICMP header (8) + STIMULUS message.
 const STIMULUS_ICMP_LEN: usize = 8 + HEADER_AND_STIMULUS;
 const HEADER_AND_STIMULUS: usize = protocol::HEADER_LEN + 8 + protocol::TAG_LEN;
@@ -82,6 +83,9 @@ pub struct RemoteConfig {
     /// This is the δ calibration: a rate above the station's accepted one is lowered to
     /// it instead of refused.
     pub calibrating: bool,
+    /// The interface towards the station: its NIC's hardware timestamps are used where its
+    /// driver offers them for both directions (else software ones, and the reason why).
+    pub interface: Option<String>,
 }
 
 struct Recorders {
@@ -93,6 +97,9 @@ struct Recorders {
 
 pub struct RemoteProbe {
     config: RemoteConfig,
+    timestamping: Timestamping,
+    /// Why hardware timestamps were asked for (an interface given) but are not used.
+    hardware_refused: Option<String>,
     live: Arc<LiveStats>,
     icmp_in: IcmpSocket,
     icmp_out: IcmpSocket,
@@ -120,15 +127,14 @@ impl RemoteProbe {
             what: what.to_string(),
             reason,
         };
-        let icmp_in = IcmpSocket::open().map_err(|e| unavailable("a raw ICMP socket", e.to_string()))?;
-        icmp_in
-            .keep_only(ECHO_REPLY, protocol::MAGIC)
-            .map_err(|e| unavailable("a filtered raw ICMP socket", e.to_string()))?;
-        let icmp_out = IcmpSocket::open().map_err(|e| unavailable("a raw ICMP socket", e.to_string()))?;
-        // The sending socket would otherwise queue a copy of every ICMP message.
-        icmp_out.keep_only(u8::MAX, [0; 4]).map_err(|e| unavailable("a raw ICMP socket", e.to_string()))?;
-        let mut answers = UdpReceiver::bind(IpAddr::V4(Ipv4Addr::UNSPECIFIED), None)
-            .map_err(|e| unavailable("a timestamping UDP socket", e.to_string()))?;
+        let (sockets, hardware_refused) = match &config.interface {
+            Some(interface) => match Sockets::open(Some(interface)) {
+                Ok(sockets) => (sockets, None),
+                Err(why) => (Sockets::open(None).map_err(|e| unavailable("the probe's sockets", e))?, Some(why)),
+            },
+            None => (Sockets::open(None).map_err(|e| unavailable("the probe's sockets", e))?, None),
+        };
+        let Sockets { icmp_in, icmp_out, mut answers, timestamping } = sockets;
         let (session, welcome) = open_session(&mut answers, &config.key, config.station)
             .map_err(|reason| unavailable(&format!("the station at {}", config.station), reason))?;
         let mut config = config;
@@ -171,6 +177,8 @@ impl RemoteProbe {
         let mut probe = Self {
             live: Arc::new(LiveStats::new(cpu)),
             config,
+            timestamping,
+            hardware_refused,
             icmp_in,
             icmp_out,
             answers,
@@ -198,7 +206,11 @@ impl RemoteProbe {
     fn check_round_trip(&mut self) -> Result<(), String> {
         let mut message = [0u8; STIMULUS_ICMP_LEN];
         stimulus_message(&self.config.key, self.session, 1, &mut message);
+        let id = self.icmp_out.next_send_id();
         self.icmp_out.send_to(&message, *self.config.station.ip()).map_err(|e| e.to_string())?;
+        if self.icmp_out.tx_timestamp(id, 1_000).map_err(|e| e.to_string())?.is_none() {
+            return Err("the kernel gave no transmit timestamp of a stimulus within 1 s".into());
+        }
         let (mut echo, mut answer) = (false, false);
         let deadline = monotonic_ns() + 1_000_000_000;
         let mut buf = [0u8; 1536];
@@ -237,6 +249,45 @@ impl RemoteProbe {
             }
             (false, false) => Err("neither the ping echo nor the task's answer came back within 1 s".into()),
         }
+    }
+}
+
+/// The probe's three sockets, all with one kind of timestamp.
+struct Sockets {
+    /// Echo replies (t2), filtered in the kernel.
+    icmp_in: IcmpSocket,
+    /// Stimuli, with transmit timestamps (t1).
+    icmp_out: IcmpSocket,
+    /// The station's ANSWERs (t3).
+    answers: UdpReceiver,
+    timestamping: Timestamping,
+}
+
+impl Sockets {
+    /// Software timestamps, or with `interface` the NIC's hardware ones for all three (an
+    /// error saying why when the NIC or its driver offers them not in both directions).
+    fn open(interface: Option<&str>) -> Result<Sockets, String> {
+        let mut icmp_in = IcmpSocket::open().map_err(|e| e.to_string())?;
+        icmp_in.keep_only(ECHO_REPLY, protocol::MAGIC).map_err(|e| e.to_string())?;
+        let mut icmp_out = IcmpSocket::open().map_err(|e| e.to_string())?;
+        // The sending socket would otherwise queue a copy of every ICMP message.
+        icmp_out.keep_only(u8::MAX, [0; 4]).map_err(|e| e.to_string())?;
+        let answers = UdpReceiver::bind(IpAddr::V4(Ipv4Addr::UNSPECIFIED), interface).map_err(|e| e.to_string())?;
+        let timestamping = match interface {
+            Some(name) => {
+                icmp_out.use_hardware(name, true).map_err(|e| format!("{name}: {e}"))?;
+                icmp_in.use_hardware(name, false).map_err(|e| format!("{name}: {e}"))?;
+                if answers.timestamping() != Timestamping::Hardware {
+                    return Err(answers.hardware_refused().unwrap_or("no hardware receive timestamps").to_string());
+                }
+                Timestamping::Hardware
+            }
+            None => {
+                icmp_out.enable_tx_timestamps().map_err(|e| e.to_string())?;
+                Timestamping::Software
+            }
+        };
+        Ok(Sockets { icmp_in, icmp_out, answers, timestamping })
     }
 }
 
@@ -323,6 +374,9 @@ struct SentTable {
     start_monotonic: AtomicU64,
     send_errors: AtomicU64,
     skipped_periods: AtomicU64,
+    /// Stimuli whose t1 is the clock read before sendto (software: no transmit timestamp
+    /// came in time) or missing (hardware: t1 stays 0, the stimulus is not a sample).
+    t1_from_clock: AtomicU64,
 }
 
 impl SentTable {
@@ -334,14 +388,15 @@ impl SentTable {
             start_monotonic: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
             skipped_periods: AtomicU64::new(0),
+            t1_from_clock: AtomicU64::new(0),
         }
     }
 
-    /// t1 of `sequence` if its slot still holds it.
+    /// t1 of `sequence` if its slot still holds it and it has one (0: none).
     fn t1_of(&self, sequence: u64) -> Option<u64> {
         let slot = (sequence % SLOTS as u64) as usize;
         let t1 = self.t1_ns[slot].load(Ordering::Acquire);
-        (self.sequence[slot].load(Ordering::Acquire) == sequence).then_some(t1)
+        (self.sequence[slot].load(Ordering::Acquire) == sequence && t1 != 0).then_some(t1)
     }
 }
 
@@ -357,6 +412,8 @@ impl Probe for RemoteProbe {
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let RemoteProbe {
             config,
+            timestamping,
+            hardware_refused,
             live,
             icmp_in,
             icmp_out,
@@ -393,6 +450,7 @@ impl Probe for RemoteProbe {
             setup: config.sampling.setup,
         };
         let trigger = Trigger {
+            hardware: timestamping == Timestamping::Hardware,
             icmp: icmp_out,
             key: config.key.clone(),
             station: *config.station.ip(),
@@ -423,11 +481,28 @@ impl Probe for RemoteProbe {
             },
         ];
         let (mut threads, raw_written) = run_workers(workers, &stop, Ending::Coupled { group_stop }, writer, true)?;
-        let mut notes = vec![
-            "software timestamps: t2 and t3 are the kernel's receive times on this host (SO_TIMESTAMPING), t1 this \
-             host's clock just before sendto"
-                .to_string(),
-        ];
+        let mut notes = vec![match timestamping {
+            Timestamping::Hardware => {
+                "hardware timestamps: t1 is the NIC's transmit time of the stimulus, t2 and t3 its \
+                                       receive times of the two answers (all on the NIC's clock)"
+                    .to_string()
+            }
+            Timestamping::Software => {
+                "software timestamps: t1 is the kernel's transmit time of the stimulus, t2 and t3 \
+                                       its receive times of the two answers (SO_TIMESTAMPING, CLOCK_REALTIME)"
+                    .to_string()
+            }
+        }];
+        if let Some(why) = &hardware_refused {
+            notes.push(format!("hardware timestamps are not available, software ones are used: {why}"));
+        }
+        let from_clock = sent.t1_from_clock.load(Ordering::Relaxed);
+        if from_clock > 0 {
+            notes.push(format!(
+                "{from_clock} stimuli had no transmit timestamp in time: their t1 is this host's clock read just before \
+                 sendto (see t1_from_clock)"
+            ));
+        }
         match config.delta {
             Some(d) if d.samples > 0 => notes.push(format!(
                 "δ (this host's own latency) calibrated without load from {} stimuli as half of t2 − t1: mean {:.1} µs, \
@@ -449,7 +524,8 @@ impl Probe for RemoteProbe {
                 ("rate_hz".to_string(), Detail::Float(stimulus.rate_hz)),
                 ("trigger_cpu".to_string(), Detail::Int(stimulus.trigger_cpu as i64)),
                 ("station".to_string(), Detail::Text(config.station.to_string())),
-                ("timestamping".to_string(), Detail::Text("software".into())),
+                ("timestamping".to_string(), Detail::Text(timestamping.name().into())),
+                ("t1_from_clock".to_string(), Detail::Int(from_clock as i64)),
                 ("station_delta_ns".to_string(), Detail::Int(station_delta_ns as i64)),
                 ("delta_mean_ns".to_string(), Detail::Int(d.mean_ns)),
                 ("delta_sd_ns".to_string(), Detail::Float(d.sd_ns)),
@@ -468,6 +544,8 @@ impl Probe for RemoteProbe {
 }
 
 struct Trigger {
+    /// Hardware timestamps: t1 only from the NIC (the clock is another clock).
+    hardware: bool,
     icmp: IcmpSocket,
     key: Key,
     station: Ipv4Addr,
@@ -481,9 +559,11 @@ struct Trigger {
 }
 
 impl Trigger {
-    /// Sends the window's stimuli at the rate. The message (and its tag) is built before
-    /// t1 is read, so t2 − t1 holds no HMAC time.
-    fn run(self, group_stop: &AtomicBool, ready: &AtomicBool) -> Result<(), ProbeError> {
+    /// Sends the window's stimuli at the rate; t1 of each is its transmit timestamp,
+    /// taken by the kernel (or NIC) as the packet leaves: the message and its tag are built
+    /// before, and the wait for the timestamp after, so t2 − t1 holds neither. A stimulus
+    /// counts as sent (the pairing may finalise it) once its t1 is stored.
+    fn run(mut self, group_stop: &AtomicBool, ready: &AtomicBool) -> Result<(), ProbeError> {
         let cpu = self.cpu;
         let _setup = self.setup.apply(cpu)?;
         let sampling_err = |source| ProbeError::Sampling { cpu, source };
@@ -496,7 +576,9 @@ impl Trigger {
         let mut message = [0u8; STIMULUS_ICMP_LEN];
         let mut next = monotonic_ns() + self.period;
         self.sent.start_monotonic.store(next, Ordering::Release);
-        let (mut index, mut send_errors, mut skipped) = (0u64, 0u64, 0u64);
+        let (mut index, mut send_errors, mut skipped, mut from_clock) = (0u64, 0u64, 0u64, 0u64);
+        // Software transmit timestamps come with the send; a NIC's at its completion.
+        let wait_ms = if self.hardware { (self.period / 2_000_000).clamp(1, 50) as i32 } else { 5 };
         while index < self.stimuli && !group_stop.load(Ordering::Relaxed) {
             if sleep_until_monotonic_ns(next).map_err(sampling_err)? == SleepOutcome::Interrupted {
                 continue;
@@ -504,12 +586,27 @@ impl Trigger {
             let sequence = self.first_sequence + index;
             stimulus_message(&self.key, self.session, sequence, &mut message);
             let slot = (sequence % SLOTS as u64) as usize;
-            let t1 = realtime_ns();
-            self.sent.t1_ns[slot].store(t1, Ordering::Release);
+            self.sent.t1_ns[slot].store(0, Ordering::Release);
             self.sent.sequence[slot].store(sequence, Ordering::Release);
-            if self.icmp.send_to(&message, self.station).is_err() {
+            let id = self.icmp.next_send_id();
+            let before = realtime_ns();
+            let t1 = if self.icmp.send_to(&message, self.station).is_err() {
                 send_errors += 1;
-            }
+                0
+            } else {
+                match self.icmp.tx_timestamp(id, wait_ms) {
+                    Ok(Some(t1)) => t1,
+                    _ => {
+                        from_clock += 1;
+                        if self.hardware {
+                            0
+                        } else {
+                            before
+                        }
+                    }
+                }
+            };
+            self.sent.t1_ns[slot].store(t1, Ordering::Release);
             index += 1;
             self.sent.sent.store(index, Ordering::Release);
             next += self.period;
@@ -523,6 +620,7 @@ impl Trigger {
         }
         self.sent.send_errors.store(send_errors, Ordering::Relaxed);
         self.sent.skipped_periods.store(skipped, Ordering::Relaxed);
+        self.sent.t1_from_clock.store(from_clock, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -550,6 +648,9 @@ struct Accounting {
     lost_echo: u64,
     lost_answer: u64,
     lost_both: u64,
+    /// Both answers came but the stimulus has no t1 (hardware mode without its transmit
+    /// timestamp; a failed send).
+    lost_t1: u64,
     /// t3 before t2: the task's answer overtook the kernel's (Δ too short).
     crossed: u64,
     /// L_act < 0 without crossing: within δ's spread.
@@ -615,6 +716,7 @@ impl Pairing {
                 ("lost_echo".to_string(), int(accounting.lost_echo)),
                 ("lost_answer".to_string(), int(accounting.lost_answer)),
                 ("lost_both".to_string(), int(accounting.lost_both)),
+                ("lost_t1".to_string(), int(accounting.lost_t1)),
                 ("crossed".to_string(), int(accounting.crossed)),
                 ("negative_act".to_string(), int(accounting.negative_act)),
                 ("junk".to_string(), int(accounting.junk)),
@@ -692,7 +794,9 @@ impl Pairing {
                 let p = pending[(sequence % SLOTS as u64) as usize];
                 let complete = p.sequence == sequence && p.t2_ns.is_some() && p.t3_ns.is_some();
                 let t1 = self.sent.t1_of(sequence);
+                // Without a t1 (not sent, no hardware timestamp): nothing to wait for.
                 let expired = t1.is_none_or(|t1| now >= t1 + ANSWER_TIMEOUT_NS);
+                let complete = complete && t1.is_some();
                 if !complete && !expired {
                     break;
                 }
@@ -708,6 +812,7 @@ impl Pairing {
                 let found = if p.sequence == sequence { p } else { EMPTY };
                 match (t1, found.t2_ns, found.t3_ns) {
                     (Some(t1), Some(t2), Some(t3)) => self.record(at, t1, t2, t3, found.answer, accounting),
+                    (None, Some(_), Some(_)) => accounting.lost_t1 += 1,
                     (_, Some(_), None) => accounting.lost_answer += 1,
                     (_, None, Some(_)) => accounting.lost_echo += 1,
                     _ => accounting.lost_both += 1,

@@ -9,8 +9,12 @@
 //!
 //! A raw socket sees a copy: the kernel itself still answers echo requests (that answer is
 //! the station's early, kernel-level one). Receiving allocates nothing per call.
+//!
+//! Timestamps are the kernel's software ones, or the NIC's ([`IcmpSocket::use_hardware`])
+//! where its driver offers them. With [`IcmpSocket::enable_tx_timestamps`] each send's
+//! transmit time comes back on the error queue ([`IcmpSocket::tx_timestamp`]).
 
-use crate::net::scm_timestamping_ns;
+use crate::net::{enable_hardware_timestamps, hwtstamp_ioctl, scm_timestamping_ns, set_option, Timestamping};
 use crate::{Result, SysError};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -36,6 +40,12 @@ pub enum IcmpRecv {
 pub struct IcmpSocket {
     fd: OwnedFd,
     control: Box<[u64; CONTROL_WORDS]>,
+    timestamping: Timestamping,
+    /// The interface's timestamping configuration before [`use_hardware`](Self::use_hardware)
+    /// changed it, put back on drop.
+    restore_hardware: Option<(String, libc::hwtstamp_config)>,
+    /// Messages sent: the id of the next send's transmit timestamp (OPT_ID counts sends).
+    sends: u32,
 }
 
 impl IcmpSocket {
@@ -50,7 +60,98 @@ impl IcmpSocket {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let flags = (libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE) as libc::c_int;
         set_option(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags, "setsockopt(SO_TIMESTAMPING)")?;
-        Ok(Self { fd, control: Box::new([0; CONTROL_WORDS]) })
+        Ok(Self {
+            fd,
+            control: Box::new([0; CONTROL_WORDS]),
+            timestamping: Timestamping::Software,
+            restore_hardware: None,
+            sends: 0,
+        })
+    }
+
+    /// Receives only through `interface` (SO_BINDTODEVICE) and takes the NIC's hardware
+    /// timestamps of received packets, and with `transmit` of sent ones too. Fails (the
+    /// socket keeps software timestamps) when the driver offers none (veth, loopback).
+    pub fn use_hardware(&mut self, interface: &str, transmit: bool) -> Result<()> {
+        crate::net::bind_to_device(self.fd.as_raw_fd(), interface)?;
+        let previous = enable_hardware_timestamps(self.fd.as_raw_fd(), interface, transmit)?;
+        self.restore_hardware = Some((interface.to_string(), previous));
+        self.timestamping = Timestamping::Hardware;
+        Ok(())
+    }
+
+    /// Software transmit timestamps of every send, numbered by send (software mode; the
+    /// hardware mode asks for hardware ones in [`use_hardware`](Self::use_hardware)).
+    pub fn enable_tx_timestamps(&mut self) -> Result<()> {
+        let flags = (libc::SOF_TIMESTAMPING_RX_SOFTWARE
+            | libc::SOF_TIMESTAMPING_SOFTWARE
+            | libc::SOF_TIMESTAMPING_TX_SOFTWARE
+            | crate::net::TX_ID_FLAGS) as libc::c_int;
+        set_option(
+            self.fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPING,
+            &flags,
+            "setsockopt(SO_TIMESTAMPING, tx)",
+        )
+    }
+
+    pub fn timestamping(&self) -> Timestamping {
+        self.timestamping
+    }
+
+    /// The id the next send's transmit timestamp will carry.
+    pub fn next_send_id(&self) -> u32 {
+        self.sends
+    }
+
+    /// The transmit timestamp of send `id` (see [`next_send_id`](Self::next_send_id)),
+    /// waiting up to `wait_ms` for it on the error queue; older ones found first are
+    /// dropped. None when it did not come in time. Nothing allocated.
+    pub fn tx_timestamp(&mut self, id: u32, wait_ms: i32) -> Result<Option<u64>> {
+        let fd = self.fd.as_raw_fd();
+        let deadline = crate::clock::monotonic_ns() + u64::try_from(wait_ms.max(0)).unwrap_or(0) * 1_000_000;
+        let slot = self.slot();
+        loop {
+            let mut buf = [0u8; 64];
+            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+            // SAFETY: msghdr is plain data; all-zero is a valid (empty) value.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = self.control.as_mut_ptr().cast();
+            msg.msg_controllen = std::mem::size_of_val(&*self.control) as _;
+            // SAFETY: `msg` points to `iov` (over `buf`) and to the control buffer, both valid
+            // and writable for their stated lengths during the call.
+            let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+            if n >= 0 {
+                match (scm_timestamping_ns(&msg, slot), timestamp_id(&msg)) {
+                    (Some(ns), Some(found)) if found == id => return Ok(Some(ns)),
+                    // An older send's, or one without a time: dropped.
+                    _ => continue,
+                }
+            }
+            let e = std::io::Error::last_os_error();
+            if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) {
+                return Err(SysError::from_io("recvmsg (error queue)", e));
+            }
+            let now = crate::clock::monotonic_ns();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let mut poll = libc::pollfd { fd, events: 0, revents: 0 };
+            let left_ms = ((deadline - now) / 1_000_000).max(1) as libc::c_int;
+            // SAFETY: `poll` is one valid, writable pollfd. POLLERR is reported without being asked for.
+            unsafe { libc::poll(&mut poll, 1, left_ms) };
+        }
+    }
+
+    /// Which timespec of SCM_TIMESTAMPING holds this socket's kind of time.
+    fn slot(&self) -> usize {
+        match self.timestamping {
+            Timestamping::Software => 0,
+            Timestamping::Hardware => 2,
+        }
     }
 
     /// Receives only ICMP messages addressed to `address` (bind(2)).
@@ -97,7 +198,7 @@ impl IcmpSocket {
 
     /// Sends one ICMP message (header and payload, checksum filled in by the caller) to
     /// `to`; the kernel adds the IP header. One `sendto`.
-    pub fn send_to(&self, message: &[u8], to: Ipv4Addr) -> Result<usize> {
+    pub fn send_to(&mut self, message: &[u8], to: Ipv4Addr) -> Result<usize> {
         let sin = sockaddr_in(to);
         // SAFETY: `message` and `sin` are valid for the call and their lengths are passed.
         let n = unsafe {
@@ -113,6 +214,7 @@ impl IcmpSocket {
         if n < 0 {
             return Err(SysError::last_os("sendto (ICMP)"));
         }
+        self.sends = self.sends.wrapping_add(1);
         Ok(n as usize)
     }
 
@@ -142,9 +244,44 @@ impl IcmpSocket {
         Ok(IcmpRecv::Packet {
             len: (n as usize).min(buf.len()),
             from: Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)),
-            kernel_rx_ns: scm_timestamping_ns(&msg, 0),
+            kernel_rx_ns: scm_timestamping_ns(&msg, self.slot()),
         })
     }
+}
+
+impl Drop for IcmpSocket {
+    fn drop(&mut self) {
+        if let Some((interface, mut previous)) = self.restore_hardware.take() {
+            // Best effort: nothing can be done about a failure while dropping.
+            let _ = hwtstamp_ioctl(self.fd.as_raw_fd(), &interface, libc::SIOCSHWTSTAMP, &mut previous);
+        }
+    }
+}
+
+/// The send id (`ee_data`) of a transmit timestamp on the error queue.
+fn timestamp_id(msg: &libc::msghdr) -> Option<u32> {
+    // SAFETY: `msg` was filled by recvmsg: its control pointer and length describe the
+    // control buffer, which CMSG_FIRSTHDR/CMSG_NXTHDR walk within.
+    let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(msg) };
+    while !cmsg.is_null() {
+        // SAFETY: a non-null header returned by CMSG_FIRSTHDR/NXTHDR lies in the buffer.
+        let header = unsafe { &*cmsg };
+        if header.cmsg_level == libc::SOL_IP && header.cmsg_type == libc::IP_RECVERR {
+            let needed = std::mem::size_of::<libc::sock_extended_err>();
+            // SAFETY: CMSG_LEN is arithmetic.
+            if header.cmsg_len as usize >= unsafe { libc::CMSG_LEN(needed as u32) } as usize {
+                // SAFETY: the message holds a sock_extended_err (length checked), read
+                // unaligned as the data may not be aligned for it.
+                let err = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>()) };
+                if err.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
+                    return Some(err.ee_data);
+                }
+            }
+        }
+        // SAFETY: as above; NXTHDR returns null past the end.
+        cmsg = unsafe { libc::CMSG_NXTHDR(msg, cmsg) };
+    }
+    None
 }
 
 impl AsRawFd for IcmpSocket {
@@ -190,24 +327,6 @@ fn sock_filter(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code: code as u16, jt, jf, k }
 }
 
-fn set_option<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: &T, op: &'static str) -> Result<()> {
-    // SAFETY: `value` points to a valid T for the duration of the call and its size is
-    // passed with it; the kernel only reads it.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (value as *const T).cast::<libc::c_void>(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(SysError::last_os(op));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,7 +344,8 @@ mod tests {
     }
 
     /// As root: an echo request to 127.0.0.1 comes back as a kernel echo reply that passes
-    /// the filter, with a receive timestamp; a request without the magic never arrives.
+    /// the filter, with a receive timestamp; a request without the magic never arrives; each
+    /// send's transmit timestamp comes back with its id; loopback has no hardware times.
     #[test]
     fn the_kernel_echo_passes_the_filter_with_a_timestamp() {
         let Ok(mut socket) = IcmpSocket::open() else {
@@ -246,8 +366,15 @@ mod tests {
             m[2..4].copy_from_slice(&sum.to_be_bytes());
             m
         };
+        socket.enable_tx_timestamps().unwrap();
         socket.send_to(&message(b"XXXX"), Ipv4Addr::LOCALHOST).unwrap();
+        let id = socket.next_send_id();
+        let before = crate::net::realtime_ns();
         socket.send_to(&message(b"RTLT"), Ipv4Addr::LOCALHOST).unwrap();
+        // The second send's transmit time (the first one's is skipped), after `before`.
+        let sent = socket.tx_timestamp(id, 1_000).unwrap().expect("a transmit timestamp within 1 s");
+        assert!(sent >= before && sent - before < 1_000_000_000, "tx {sent}, before {before}");
+        assert_eq!(socket.tx_timestamp(id + 1, 0).unwrap(), None, "no timestamp of a send not made");
         let mut buf = [0u8; 128];
         let ready = crate::net::wait_readable_any([socket.as_raw_fd()], 2_000).unwrap();
         assert!(ready[0], "no echo reply within 2 s");
@@ -264,5 +391,8 @@ mod tests {
         }
         // Nothing else passed: the request copies and the XXXX reply were filtered out.
         assert!(!crate::net::wait_readable_any([socket.as_raw_fd()], 200).unwrap()[0]);
+        let mut other = IcmpSocket::open().unwrap();
+        assert!(other.use_hardware("lo", true).is_err(), "loopback offers no hardware timestamps");
+        assert_eq!(other.timestamping(), Timestamping::Software);
     }
 }

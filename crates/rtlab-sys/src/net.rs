@@ -67,7 +67,13 @@ pub struct UdpReceiver {
 }
 
 /// `setsockopt` with a plain-data value.
-fn set_option<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: &T, op: &'static str) -> Result<()> {
+pub(crate) fn set_option<T>(
+    fd: libc::c_int,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: &T,
+    op: &'static str,
+) -> Result<()> {
     // SAFETY: `value` points to a valid T for the duration of the call and its size is
     // passed with it; the kernel only reads it.
     let rc = unsafe {
@@ -87,6 +93,8 @@ fn set_option<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, value: 
 
 const SOFTWARE_FLAGS: libc::c_uint = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
 const HARDWARE_FLAGS: libc::c_uint = libc::SOF_TIMESTAMPING_RX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
+/// Transmit timestamps numbered per send (OPT_ID), without the packet looped back (TSONLY).
+pub(crate) const TX_ID_FLAGS: libc::c_uint = libc::SOF_TIMESTAMPING_OPT_ID | libc::SOF_TIMESTAMPING_OPT_TSONLY;
 
 impl UdpReceiver {
     /// Binds a UDP socket to `address` on an ephemeral port and enables kernel receive
@@ -276,7 +284,7 @@ impl Drop for UdpReceiver {
 }
 
 /// SO_BINDTODEVICE: receive only what arrives through `interface`.
-fn bind_to_device(fd: libc::c_int, interface: &str) -> Result<()> {
+pub(crate) fn bind_to_device(fd: libc::c_int, interface: &str) -> Result<()> {
     if interface.is_empty() || interface.len() >= libc::IFNAMSIZ || interface.contains('\0') {
         return Err(SysError::Invalid(format!("{interface:?} is not an interface name")));
     }
@@ -297,7 +305,7 @@ fn bind_to_device(fd: libc::c_int, interface: &str) -> Result<()> {
 }
 
 /// SIOCGHWTSTAMP / SIOCSHWTSTAMP on `interface` with `config`.
-fn hwtstamp_ioctl(
+pub(crate) fn hwtstamp_ioctl(
     fd: libc::c_int,
     interface: &str,
     request_code: libc::c_ulong,
@@ -324,6 +332,16 @@ fn hwtstamp_ioctl(
 /// report those raw hardware times (SO_TIMESTAMPING, software times too, for a fall-back
 /// without another set-up). Returns the interface's previous configuration.
 fn enable_hardware_rx_timestamps(fd: libc::c_int, interface: &str) -> Result<libc::hwtstamp_config> {
+    enable_hardware_timestamps(fd, interface, false)
+}
+
+/// As [`enable_hardware_rx_timestamps`], and with `transmit` sent packets' hardware times
+/// too (HWTSTAMP_TX_ON; reported on the socket's error queue, each with its send's id).
+pub(crate) fn enable_hardware_timestamps(
+    fd: libc::c_int,
+    interface: &str,
+    transmit: bool,
+) -> Result<libc::hwtstamp_config> {
     let off = libc::hwtstamp_config {
         flags: 0,
         tx_type: libc::HWTSTAMP_TX_OFF as libc::c_int,
@@ -335,13 +353,24 @@ fn enable_hardware_rx_timestamps(fd: libc::c_int, interface: &str) -> Result<lib
         previous = off;
     }
     let mut config = libc::hwtstamp_config { rx_filter: libc::HWTSTAMP_FILTER_ALL as libc::c_int, ..previous };
+    if transmit {
+        config.tx_type = libc::HWTSTAMP_TX_ON as libc::c_int;
+    }
     hwtstamp_ioctl(fd, interface, libc::SIOCSHWTSTAMP, &mut config)?;
     let mut restore = previous;
     if config.rx_filter == libc::HWTSTAMP_FILTER_NONE as libc::c_int {
         let _ = hwtstamp_ioctl(fd, interface, libc::SIOCSHWTSTAMP, &mut restore);
         return Err(SysError::Invalid(format!("{interface} timestamps no received packet (rx_filter none)")));
     }
-    let flags = (HARDWARE_FLAGS | SOFTWARE_FLAGS) as libc::c_int;
+    if transmit && config.tx_type != libc::HWTSTAMP_TX_ON as libc::c_int {
+        let _ = hwtstamp_ioctl(fd, interface, libc::SIOCSHWTSTAMP, &mut restore);
+        return Err(SysError::Invalid(format!("{interface} timestamps no sent packet (tx_type off)")));
+    }
+    let mut flags = HARDWARE_FLAGS | SOFTWARE_FLAGS;
+    if transmit {
+        flags |= libc::SOF_TIMESTAMPING_TX_HARDWARE | TX_ID_FLAGS;
+    }
+    let flags = flags as libc::c_int;
     if let Err(e) =
         set_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags, "setsockopt(SO_TIMESTAMPING, hardware)")
     {

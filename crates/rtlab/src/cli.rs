@@ -131,7 +131,8 @@ pub struct RunArgs {
     /// net: receive on this local address [default: 127.0.0.1]
     #[arg(long)]
     pub bind: Option<String>,
-    /// net: receive on this network interface (hardware timestamps where it offers them)
+    /// net, remote: receive on this network interface (hardware timestamps where it offers
+    /// them; remote: the interface towards the station, for transmit times too)
     #[arg(long)]
     pub interface: Option<String>,
     /// remote, remote loads: the station (`rtlab station`) at HOST:PORT

@@ -86,6 +86,7 @@ pub fn remote_config(
         key: station.key.clone(),
         delta,
         calibrating: false,
+        interface: plan.probe_settings.interface.clone(),
     })
 }
 

@@ -299,7 +299,7 @@ pub fn resolve(
         bind.trim().parse::<std::net::IpAddr>().map_err(|_| usage(format!("--bind {bind:?}: not an IP address")))?;
     }
     if let Some(interface) = &args.interface {
-        unused("--interface", net_used)?;
+        unused("--interface", net_used || uses(|p| *p == ProbeChoice::Remote))?;
         if interface.is_empty() || interface.len() > 15 || interface.contains(['/', ' ']) {
             return Err(usage(format!("--interface {interface:?}: not an interface name")));
         }

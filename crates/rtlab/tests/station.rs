@@ -45,11 +45,16 @@ fn write_key(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 struct StationProcess(Option<Child>);
 
 impl StationProcess {
-    fn start(mut command: Command, listen: &str, key: &Path) -> StationProcess {
+    fn start(command: Command, listen: &str, key: &Path) -> StationProcess {
+        Self::start_with(command, listen, key, &[])
+    }
+
+    fn start_with(mut command: Command, listen: &str, key: &Path, extra: &[&str]) -> StationProcess {
         command
             .args(["station", "--listen", listen, "--key"])
             .arg(key)
             .args(["--status-every", "0", "--duration", "120s"])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         StationProcess(Some(command.spawn().expect("rtlab station starts")))
@@ -105,10 +110,21 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
     let station =
         StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &station_address.to_string(), &key);
     std::thread::sleep(Duration::from_millis(500));
+    // The veth end towards the station: asked for hardware timestamps, which a veth has not.
+    let links = hosts.command(&hosts.measuring, "ip").args(["-o", "link", "show"]).output().unwrap();
+    let links = String::from_utf8_lossy(&links.stdout).to_string();
+    let veth = links
+        .lines()
+        .filter_map(|l| l.split(": ").nth(1))
+        .map(|name| name.split('@').next().unwrap_or(name))
+        .find(|name| *name != "lo")
+        .unwrap_or_else(|| panic!("no veth in {links}"))
+        .to_string();
     let out = dir.path().join("run");
     let output = hosts
         .command(&hosts.measuring, rtlab_path())
-        .args(["run", "-P", "remote", "--rate", "100", "--duration", "3s", "--raw", "-q", "--station"])
+        .args(["run", "-P", "remote", "--rate", "100", "--duration", "3s", "--raw", "-q", "--interface", &veth])
+        .arg("--station")
         .arg(station_address.to_string())
         .arg("--key")
         .arg(&key)
@@ -119,11 +135,13 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
         .unwrap();
     assert!(output.status.success(), "rtlab run failed: {}", String::from_utf8_lossy(&output.stderr));
     let run = run_json(&out);
+    let said = run.to_string();
+    assert!(said.contains("hardware timestamps are not available, software ones are used"), "the fall-back is said");
     let irq = measurements(&run, "remote.irq");
     assert_eq!(irq.len(), 2, "one per scenario");
     for m in &irq {
         // Every stimulus is accounted for.
-        let lost = detail(m, "lost_echo") + detail(m, "lost_answer") + detail(m, "lost_both");
+        let lost = detail(m, "lost_echo") + detail(m, "lost_answer") + detail(m, "lost_both") + detail(m, "lost_t1");
         assert_eq!(u(m, "cycles"), u(m, "count") + lost as u64, "{}", m["details"]);
         assert_eq!(u(m, "overruns") as i64, lost);
         assert!(u(m, "count") > 0);
@@ -132,7 +150,9 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
         let (low, mean, high) = (detail(m, "delta_min_ns"), detail(m, "delta_mean_ns"), detail(m, "delta_max_ns"));
         assert!(0 < low && low <= mean && mean <= high, "δ {low} {mean} {high}");
         assert_eq!(detail(m, "station_delta_ns"), 10_000);
+        // A veth has no hardware timestamps: software ones, t1 the kernel's transmit time.
         assert_eq!(m["details"]["timestamping"], "software");
+        assert_eq!(detail(m, "t1_from_clock"), 0, "every stimulus had its transmit timestamp");
         // irq + act + Δ + δ̄ = rtt, sample by sample.
         let scenario = m["scenario"].as_str().unwrap();
         let raw = |metric: &str| {
@@ -167,7 +187,7 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
 }
 
 /// Sends `count` ICMP echo requests carrying `payload` to `to`.
-fn send_icmp(socket: &IcmpSocket, to: Ipv4Addr, payload: &[u8], count: usize) {
+fn send_icmp(socket: &mut IcmpSocket, to: Ipv4Addr, payload: &[u8], count: usize) {
     let mut message = vec![0u8; 8 + payload.len()];
     message[0] = ECHO_REQUEST;
     message[8..].copy_from_slice(payload);
@@ -207,9 +227,9 @@ fn bad_peers_cost_packets_not_correctness() {
     // Wrong key: a HELLO and a stimulus; neither is answered.
     let (n, _) = hello(&wrong, &mut out);
     attacker.send_to(&out[..n], address).unwrap();
-    let icmp = IcmpSocket::open().unwrap();
+    let mut icmp = IcmpSocket::open().unwrap();
     let n = protocol::encode(&wrong, Kind::Stimulus, 1, 1, &[0; 8], &mut out);
-    send_icmp(&icmp, *address.ip(), &out[..n], 1);
+    send_icmp(&mut icmp, *address.ip(), &out[..n], 1);
     settle();
     assert!(attacker.recv(&mut buf).is_err(), "a HELLO with the wrong key was answered");
     let c = counted(&mut client);
@@ -219,7 +239,7 @@ fn bad_peers_cost_packets_not_correctness() {
     let (n, _) = hello(&key, &mut out);
     attacker.send_to(&out[..n - 5], address).unwrap();
     let n = protocol::encode(&key, Kind::Stimulus, 1, 1, &[0; 8], &mut out);
-    send_icmp(&icmp, *address.ip(), &out[..n - 9], 1);
+    send_icmp(&mut icmp, *address.ip(), &out[..n - 9], 1);
     settle();
     assert!(attacker.recv(&mut buf).is_err());
     let c2 = counted(&mut client);
@@ -240,14 +260,14 @@ fn bad_peers_cost_packets_not_correctness() {
     let (session, _) = accept_welcome(&key, &buf[..got], &nonce).expect("an authenticated WELCOME");
     assert!(attacker.recv(&mut buf).is_err(), "the replayed HELLO was answered");
     let n = protocol::encode(&key, Kind::Stimulus, session, 9, &[0; 8], &mut out);
-    send_icmp(&icmp, *address.ip(), &out[..n], 2);
+    send_icmp(&mut icmp, *address.ip(), &out[..n], 2);
     let got = attacker.recv(&mut buf).expect("the stimulus is answered once");
     let (header, _) = protocol::decode(&key, &buf[..got]).unwrap();
     assert_eq!((header.kind, header.session, header.sequence), (Kind::Answer, session, 9));
     assert!(attacker.recv(&mut buf).is_err(), "the replayed stimulus was answered");
     // An old session's stimulus (a station restarted, or a made-up id) is unknown.
     let n = protocol::encode(&key, Kind::Stimulus, 0x5eed, 1, &[0; 8], &mut out);
-    send_icmp(&icmp, *address.ip(), &out[..n], 1);
+    send_icmp(&mut icmp, *address.ip(), &out[..n], 1);
     settle();
     let c4 = counted(&mut client);
     assert_eq!(c4.replayed - c3.replayed, 2, "{c4:?}");
@@ -260,7 +280,7 @@ fn bad_peers_cost_packets_not_correctness() {
         let flooding = flooding.clone();
         std::thread::spawn(move || {
             let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let icmp = IcmpSocket::open().unwrap();
+            let mut icmp = IcmpSocket::open().unwrap();
             let mut sent = 0u64;
             let mut x = 0x2545_f491_4f6c_dd1du64;
             while flooding.load(std::sync::atomic::Ordering::Relaxed) {
@@ -274,7 +294,7 @@ fn bad_peers_cost_packets_not_correctness() {
                     bytes[4] = 1;
                     bytes[5] = (x % 7) as u8;
                     let _ = junk.send_to(&bytes[..(x % 64) as usize], address);
-                    send_icmp(&icmp, *address.ip(), &bytes[..48], 1);
+                    send_icmp(&mut icmp, *address.ip(), &bytes[..48], 1);
                     sent += 2;
                 }
                 std::thread::sleep(Duration::from_millis(2));
@@ -320,4 +340,74 @@ fn bad_peers_cost_packets_not_correctness() {
     assert_eq!(c5.answered - c4.answered, 2 + 200, "two check stimuli and the 200: {c5:?}");
     let (status, text) = station.stop();
     assert!(status.success(), "the station survived and exits 0: {text}");
+}
+
+/// Loads sent by the station (`--serve-loads`) to the measuring host, as the papers' came
+/// from other machines: what this host received is what the station sent; a station
+/// started without --serve-loads refuses, and the run says so (exit 3).
+#[test]
+fn the_station_sends_the_loads_asked_for_and_both_sides_count_them() {
+    if !can_run("the station's loads") {
+        return;
+    }
+    let hosts = TwoHosts::create("loads").expect("two network namespaces");
+    let dir = tempfile::tempdir().unwrap();
+    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
+    let address = SocketAddrV4::new(hosts.station_addr, 7450);
+    let mut station_command = hosts.command(&hosts.station, rtlab_path());
+    station_command.current_dir(dir.path());
+    let station = StationProcess::start_with(station_command, &address.to_string(), &key, &["--serve-loads"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let out = dir.path().join("run");
+    let output = hosts
+        .command(&hosts.measuring, rtlab_path())
+        .args(["run", "-P", "timer", "--duration", "2s", "-q", "--settle", "1s", "--station"])
+        .arg(address.to_string())
+        .arg("--key")
+        .arg(&key)
+        .args(["--load", "station:udp-flood:rate=20000,station:comms:rate=20MB/s,station:ping-flood:rate=2000"])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "rtlab run failed: {}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out);
+    let achieved = |scenario: usize, name: &str| {
+        let load = &run["scenarios"][scenario]["loads"][0];
+        load["achieved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {load}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    let (sent, received) = (achieved(0, "station: datagrams sent"), achieved(0, "packets received"));
+    assert!(sent > 10_000.0, "the station sent {sent} datagrams");
+    assert!(received >= 0.99 * sent && received <= sent, "the station sent {sent}, this host received {received}");
+    let (echoed_here, echoed_back) = (achieved(1, "MB/s echoed"), achieved(1, "station: MB/s echoed back"));
+    assert!(echoed_here > 1.0 && (echoed_here - echoed_back).abs() < 0.2 * echoed_here, "{echoed_here} {echoed_back}");
+    let (requests, replies) = (achieved(2, "station: requests/s sent"), achieved(2, "echo replies/s (this kernel)"));
+    assert!(requests > 1_000.0 && (requests - replies).abs() < 0.1 * requests, "{requests} {replies}");
+    let (status, text) = station.stop();
+    assert!(status.success(), "{text}");
+
+    // A station that does not serve loads refuses; the scenario is marked, exit 3.
+    let plain = StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &address.to_string(), &key);
+    std::thread::sleep(Duration::from_millis(500));
+    let output = hosts
+        .command(&hosts.measuring, rtlab_path())
+        .args(["run", "-P", "timer", "--duration", "1s", "-q", "--load", "station:udp-flood", "--station"])
+        .arg(address.to_string())
+        .arg("--key")
+        .arg(&key)
+        .arg("-o")
+        .arg(dir.path().join("refused"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("refused to send udp-flood") && stderr.contains("--serve-loads"), "{stderr}");
+    drop(plain);
 }
