@@ -294,7 +294,7 @@ impl Load for StationLoad {
             // The other host's set-up, not this command line: an environment failure.
             return Err(LoadError::State { load: self.name.clone(), message: e.to_string() });
         }
-        // Keep the session alive: the station stops a load whose session falls silent.
+        // Keep the session alive: the station stops a load whose session falls silent 10 s.
         let client = Arc::new(std::sync::Mutex::new(client));
         {
             let (client, stop, failure) = (client.clone(), stop.clone(), failure.clone());
@@ -302,7 +302,8 @@ impl Load for StationLoad {
                 let mut last = Instant::now();
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(100));
-                    if last.elapsed() >= Duration::from_secs(2) {
+                    // Under the station's 1 s that keeps a used session from being replaced.
+                    if last.elapsed() >= Duration::from_millis(500) {
                         last = Instant::now();
                         let status = client.lock().unwrap_or_else(|e| e.into_inner()).status();
                         if let Err(e) = status {
@@ -360,7 +361,7 @@ impl Load for StationLoad {
                 achieved.push(Intensity::new("MB/s echoed", per_second(mb(received_bytes), elapsed), "MB/s"));
                 achieved.push(Intensity::new("station: round trips/s", per_second(a as f64, station_s), "1/s"));
                 achieved.push(Intensity::new("station: MB/s echoed back", per_second(mb(b), station_s), "MB/s"));
-                achieved.push(Intensity::new("station: corrupted echoes", c as f64, "messages"));
+                achieved.push(Intensity::new("station: client failed", c as f64, "0 or 1"));
             }
             LoadKind::PingFlood => {
                 let replies = rtlab_station::station::icmp_echo_replies()

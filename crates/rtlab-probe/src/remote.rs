@@ -28,7 +28,7 @@ use rtlab_station::client::{accept_welcome, hello, silent_station};
 use rtlab_station::protocol::{self, Answer, Key, Kind, MAX_MESSAGE_LEN};
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
 use rtlab_sys::icmp::{internet_checksum, IcmpRecv, IcmpSocket, ECHO_REPLY, ECHO_REQUEST};
-use rtlab_sys::net::{realtime_ns, wait_readable_any, RecvOutcome, Timestamping, UdpReceiver};
+use rtlab_sys::net::{clock_pair_ns, wait_readable_any, RecvOutcome, Timestamping, UdpReceiver};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +44,8 @@ pub const CALIBRATION_RATE_HZ: f64 = 100.0;
 /// Stimuli in flight at most: slots of the pairing table.
 const SLOTS: usize = 1024;
 /// How long an answer is waited for after its stimulus was sent.
+/// Check stimuli sent at most before the measured window.
+const CHECK_ATTEMPTS: u64 = 10;
 /// Half of the slots' span at the highest rate, so a slot is finalised before it is reused.
 const ANSWER_TIMEOUT_NS: u64 = 500_000_000;
 /// ICMP header (8) + STIMULUS message.
@@ -204,16 +206,41 @@ impl RemoteProbe {
     /// within 1 s: a station that is not there, a kernel that does not answer pings or a
     /// route that loses them fails here.
     fn check_round_trip(&mut self) -> Result<(), String> {
+        // The kernel turns timestamping on from a work queue when a socket first asks for
+        // it, so the first packets may come without: up to CHECK_ATTEMPTS stimuli, each
+        // waited for up to 1 s, until one comes back whole (transmit time, echo and answer,
+        // all timestamped). The measured window's sequence numbers follow.
+        let mut outcome = (false, false, false);
+        for sequence in 1..=CHECK_ATTEMPTS {
+            outcome = self.check_one(sequence)?;
+            if outcome == (true, true, true) {
+                self.first_sequence = sequence + 1;
+                return Ok(());
+            }
+        }
+        match outcome {
+            (false, _, _) => Err("the kernel gave no transmit timestamp of a stimulus".into()),
+            (_, false, true) => Err("the station's task answered but no timestamped ICMP echo reply came back within \
+                                     1 s: does the station's kernel answer pings (net.ipv4.icmp_echo_ignore_all)?"
+                .into()),
+            (_, true, false) => {
+                Err("the station's kernel answered the ping but its task did not answer within 1 s".into())
+            }
+            _ => Err("neither the ping echo nor the task's answer came back timestamped within 1 s".into()),
+        }
+    }
+
+    /// One check stimulus: (transmit timestamp, echo, answer) came back timestamped.
+    fn check_one(&mut self, sequence: u64) -> Result<(bool, bool, bool), String> {
         let mut message = [0u8; STIMULUS_ICMP_LEN];
-        stimulus_message(&self.config.key, self.session, 1, &mut message);
+        stimulus_message(&self.config.key, self.session, sequence, &mut message);
         let id = self.icmp_out.next_send_id();
         self.icmp_out.send_to(&message, *self.config.station.ip()).map_err(|e| e.to_string())?;
-        if self.icmp_out.tx_timestamp(id, 1_000).map_err(|e| e.to_string())?.is_none() {
-            return Err("the kernel gave no transmit timestamp of a stimulus within 1 s".into());
-        }
+        let sent = self.icmp_out.tx_timestamp(id, 1_000).map_err(|e| e.to_string())?.is_some();
         let (mut echo, mut answer) = (false, false);
         let deadline = monotonic_ns() + 1_000_000_000;
         let mut buf = [0u8; 1536];
+        let station = *self.config.station.ip();
         while !(echo && answer) {
             let now = monotonic_ns();
             if now >= deadline {
@@ -223,32 +250,32 @@ impl RemoteProbe {
             let ready = wait_readable_any([self.icmp_in.as_raw_fd(), self.answers.as_raw_fd()], wait_ms)
                 .map_err(|e| e.to_string())?;
             if ready[0] {
-                if let IcmpRecv::Packet { len, from, kernel_rx_ns: Some(_) } =
+                if let IcmpRecv::Packet { len, from, kernel_rx_ns } =
                     self.icmp_in.recv(&mut buf).map_err(|e| e.to_string())?
                 {
-                    let station = *self.config.station.ip();
-                    echo |= matches!(parse_echo(&self.config.key, &buf[..len], from, station), Some((s, 1)) if s == self.session);
+                    let ours = matches!(parse_echo(&self.config.key, &buf[..len], from, station),
+                        Some((s, q)) if s == self.session && q == sequence);
+                    if ours && kernel_rx_ns.is_none() {
+                        // Came back, but untimestamped: this attempt cannot succeed.
+                        return Ok((sent, false, answer));
+                    }
+                    echo |= ours;
                 }
             }
             if ready[1] {
-                if let RecvOutcome::Datagram { len, kernel_rx_ns: Some(_) } =
+                if let RecvOutcome::Datagram { len, kernel_rx_ns } =
                     self.answers.recv_with_timestamp(&mut buf).map_err(|e| e.to_string())?
                 {
-                    answer |=
-                        matches!(parse_answer(&self.config.key, &buf[..len]), Some((s, 1, _)) if s == self.session);
+                    let ours = matches!(parse_answer(&self.config.key, &buf[..len]),
+                        Some((s, q, _)) if s == self.session && q == sequence);
+                    if ours && kernel_rx_ns.is_none() {
+                        return Ok((sent, echo, false));
+                    }
+                    answer |= ours;
                 }
             }
         }
-        match (echo, answer) {
-            (true, true) => Ok(()),
-            (false, true) => Err("the station's task answered but no ICMP echo reply came back within 1 s: does \
-                                  the station's kernel answer pings (net.ipv4.icmp_echo_ignore_all)?"
-                .into()),
-            (true, false) => {
-                Err("the station's kernel answered the ping but its task did not answer within 1 s".into())
-            }
-            (false, false) => Err("neither the ping echo nor the task's answer came back within 1 s".into()),
-        }
+        Ok((sent, echo, answer))
     }
 }
 
@@ -369,13 +396,16 @@ fn parse_answer(key: &Key, message: &[u8]) -> Option<(u64, u64, Answer)> {
 struct SentTable {
     sequence: Vec<AtomicU64>,
     t1_ns: Vec<AtomicU64>,
+    /// CLOCK_MONOTONIC of each send: where its sample is placed in time, and from when its
+    /// answers are waited for.
+    sent_monotonic: Vec<AtomicU64>,
     /// Stimuli of the window sent so far, and the trigger's first send (CLOCK_MONOTONIC).
     sent: AtomicU64,
     start_monotonic: AtomicU64,
     send_errors: AtomicU64,
     skipped_periods: AtomicU64,
-    /// Stimuli whose t1 is the clock read before sendto (software: no transmit timestamp
-    /// came in time) or missing (hardware: t1 stays 0, the stimulus is not a sample).
+    /// Stimuli whose t1 is the clock read before sendto (software mode: no transmit
+    /// timestamp came in time). In hardware mode such a stimulus has no t1 (lost_t1).
     t1_from_clock: AtomicU64,
 }
 
@@ -384,12 +414,19 @@ impl SentTable {
         Self {
             sequence: (0..SLOTS).map(|_| AtomicU64::new(u64::MAX)).collect(),
             t1_ns: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            sent_monotonic: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
             sent: AtomicU64::new(0),
             start_monotonic: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
             skipped_periods: AtomicU64::new(0),
             t1_from_clock: AtomicU64::new(0),
         }
+    }
+
+    /// When the answers to `sequence` (sent) are no longer waited for (CLOCK_MONOTONIC).
+    fn due_of(&self, sequence: u64) -> u64 {
+        let slot = (sequence % SLOTS as u64) as usize;
+        self.sent_monotonic[slot].load(Ordering::Acquire) + ANSWER_TIMEOUT_NS
     }
 
     /// t1 of `sequence` if its slot still holds it and it has one (0: none).
@@ -589,23 +626,22 @@ impl Trigger {
             self.sent.t1_ns[slot].store(0, Ordering::Release);
             self.sent.sequence[slot].store(sequence, Ordering::Release);
             let id = self.icmp.next_send_id();
-            let before = realtime_ns();
+            let (before, before_monotonic) = clock_pair_ns();
             let t1 = if self.icmp.send_to(&message, self.station).is_err() {
                 send_errors += 1;
                 0
             } else {
                 match self.icmp.tx_timestamp(id, wait_ms) {
                     Ok(Some(t1)) => t1,
+                    // The NIC's clock is not this one: no t1 at all.
+                    _ if self.hardware => 0,
                     _ => {
                         from_clock += 1;
-                        if self.hardware {
-                            0
-                        } else {
-                            before
-                        }
+                        before
                     }
                 }
             };
+            self.sent.sent_monotonic[slot].store(before_monotonic, Ordering::Release);
             self.sent.t1_ns[slot].store(t1, Ordering::Release);
             index += 1;
             self.sent.sent.store(index, Ordering::Release);
@@ -648,8 +684,8 @@ struct Accounting {
     lost_echo: u64,
     lost_answer: u64,
     lost_both: u64,
-    /// Both answers came but the stimulus has no t1 (hardware mode without its transmit
-    /// timestamp; a failed send).
+    /// The stimulus has no t1 (its send failed, or hardware mode without its transmit
+    /// timestamp): not a sample, whatever came back.
     lost_t1: u64,
     /// t3 before t2: the task's answer overtook the kernel's (Δ too short).
     crossed: u64,
@@ -748,9 +784,8 @@ impl Pairing {
             // Wait until something arrives or the oldest stimulus's time is up.
             let sent = self.sent.sent.load(Ordering::Acquire);
             let wait_ms = if next < sent {
-                let t1 = self.sent.t1_of(self.first_sequence + next).unwrap_or(0);
-                let due = t1 + ANSWER_TIMEOUT_NS;
-                (due.saturating_sub(realtime_ns()) / 1_000_000).clamp(0, 200) as i32
+                let due = self.sent.due_of(self.first_sequence + next);
+                (due.saturating_sub(monotonic_ns()) / 1_000_000).clamp(0, 200) as i32
             } else {
                 200
             };
@@ -787,15 +822,16 @@ impl Pairing {
                 }
             }
             // Finalise in order.
-            let now = realtime_ns();
+            let now = monotonic_ns();
             let sent = self.sent.sent.load(Ordering::Acquire);
             while next < sent {
                 let sequence = self.first_sequence + next;
                 let p = pending[(sequence % SLOTS as u64) as usize];
                 let complete = p.sequence == sequence && p.t2_ns.is_some() && p.t3_ns.is_some();
                 let t1 = self.sent.t1_of(sequence);
-                // Without a t1 (not sent, no hardware timestamp): nothing to wait for.
-                let expired = t1.is_none_or(|t1| now >= t1 + ANSWER_TIMEOUT_NS);
+                // Without a t1 (the send failed, no hardware timestamp) it is lost_t1, but
+                // its answers are still waited for so that they land here, not as junk.
+                let expired = now >= self.sent.due_of(sequence);
                 let complete = complete && t1.is_some();
                 if !complete && !expired {
                     break;
@@ -808,11 +844,11 @@ impl Pairing {
                     self.recorders.station_act.start(start);
                     started = true;
                 }
-                let at = self.sent.start_monotonic.load(Ordering::Relaxed) + next * self.period;
+                let at = self.sent.sent_monotonic[(sequence % SLOTS as u64) as usize].load(Ordering::Acquire);
                 let found = if p.sequence == sequence { p } else { EMPTY };
                 match (t1, found.t2_ns, found.t3_ns) {
                     (Some(t1), Some(t2), Some(t3)) => self.record(at, t1, t2, t3, found.answer, accounting),
-                    (None, Some(_), Some(_)) => accounting.lost_t1 += 1,
+                    (None, ..) => accounting.lost_t1 += 1,
                     (_, Some(_), None) => accounting.lost_answer += 1,
                     (_, None, Some(_)) => accounting.lost_echo += 1,
                     _ => accounting.lost_both += 1,

@@ -112,7 +112,8 @@ impl StationClient {
         match LoadTally::from_body(&body) {
             Some(t) if t.accepted && t.kind == request.kind => Ok(()),
             _ => Err(StationError::Config(format!(
-                "the station at {} refused to send {} (started without --serve-loads, or over its --max-load-rate)",
+                "the station at {} refused to send {} (it sends loads only when started with --serve-loads, one of each \
+                 kind at a time, at most at its --max-load-rate)",
                 self.station,
                 request.kind.name()
             ))),

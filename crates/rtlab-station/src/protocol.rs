@@ -386,7 +386,8 @@ impl LoadRequest {
 
 /// The body of a LOAD_REPORT: whether the load runs (or ran), and four counts whose meaning
 /// depends on the kind: udp-flood (datagrams sent, send errors, bytes sent, ns it ran),
-/// comms (round trips, bytes echoed, corrupted echoes, ns), ping-flood (requests sent,
+/// comms (round trips, bytes echoed, 1 if the client failed or saw a corrupted echo
+/// else 0, ns), ping-flood (requests sent,
 /// echoes received, 0, ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadTally {

@@ -474,6 +474,9 @@ fn serve_control(
     // Loads sent: (kind, session, started, duration), each stopped at its duration or when
     // its session goes silent.
     let mut active: Vec<(LoadKind, u64, u64, u64)> = Vec::new();
+    // What the last stopped load of each (kind, session) did: a LOAD_STOP repeated because
+    // its reply was lost gets the same answer.
+    let mut stopped: Vec<(LoadKind, u64, [u64; 4])> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         if let Some(loads) = loads {
             let now = realtime_ns();
@@ -569,14 +572,18 @@ fn serve_control(
                         Some(request) => {
                             // Only ever towards the session's own address.
                             let target = SocketAddrV4::new(*peer.ip(), request.port);
-                            let busy = active.iter().any(|a| a.0 == request.kind);
-                            let accepted = match loads {
-                                Some(l) if !busy && request.duration_ms <= MAX_LOAD_DURATION_MS => {
-                                    l.start(request, target).is_ok()
-                                }
-                                _ => false,
-                            };
-                            if accepted {
+                            let running = active.iter().find(|a| a.0 == request.kind).map(|a| a.1);
+                            // A LOAD_START repeated by the same session (its reply was lost)
+                            // is answered again; another session's is refused.
+                            let already = running == Some(header.session);
+                            let accepted = already
+                                || match loads {
+                                    Some(l) if running.is_none() && request.duration_ms <= MAX_LOAD_DURATION_MS => {
+                                        l.start(request, target).is_ok()
+                                    }
+                                    _ => false,
+                                };
+                            if accepted && !already {
                                 active.push((
                                     request.kind,
                                     header.session,
@@ -598,9 +605,17 @@ fn serve_control(
                             let done = match (l, mine) {
                                 (Some(l), Some(i)) => {
                                     active.remove(i);
-                                    l.stop(kind)
+                                    let done = l.stop(kind);
+                                    stopped.retain(|s| s.0 != kind || s.1 != header.session);
+                                    if let Some(counts) = done {
+                                        stopped.push((kind, header.session, counts));
+                                        if stopped.len() > SESSIONS {
+                                            stopped.remove(0);
+                                        }
+                                    }
+                                    done
                                 }
-                                _ => None,
+                                _ => stopped.iter().find(|s| s.0 == kind && s.1 == header.session).map(|s| s.2),
                             };
                             LoadTally { kind, accepted: done.is_some(), counts: done.unwrap_or([0; 4]) }
                         }

@@ -368,27 +368,38 @@ mod tests {
         };
         socket.enable_tx_timestamps().unwrap();
         socket.send_to(&message(b"XXXX"), Ipv4Addr::LOCALHOST).unwrap();
-        let id = socket.next_send_id();
-        let before = crate::net::realtime_ns();
-        socket.send_to(&message(b"RTLT"), Ipv4Addr::LOCALHOST).unwrap();
-        // The second send's transmit time (the first one's is skipped), after `before`.
-        let sent = socket.tx_timestamp(id, 1_000).unwrap().expect("a transmit timestamp within 1 s");
-        assert!(sent >= before && sent - before < 1_000_000_000, "tx {sent}, before {before}");
-        assert_eq!(socket.tx_timestamp(id + 1, 0).unwrap(), None, "no timestamp of a send not made");
+        // The kernel turns timestamping on from a work queue when a socket first asks for
+        // it: the first packets may come without; up to 10 attempts.
         let mut buf = [0u8; 128];
-        let ready = crate::net::wait_readable_any([socket.as_raw_fd()], 2_000).unwrap();
-        assert!(ready[0], "no echo reply within 2 s");
-        match socket.recv(&mut buf).unwrap() {
-            IcmpRecv::Packet { len, from, kernel_rx_ns } => {
-                let ihl = usize::from(buf[0] & 0xf) * 4;
-                assert_eq!(len, ihl + 16);
-                assert_eq!(buf[ihl], ECHO_REPLY);
-                assert_eq!(&buf[ihl + 8..ihl + 12], b"RTLT", "the filtered-out request came first");
-                assert_eq!(from, Ipv4Addr::LOCALHOST);
-                assert!(kernel_rx_ns.is_some());
+        let mut stamped = None;
+        for _ in 0..10 {
+            let id = socket.next_send_id();
+            let before = crate::net::realtime_ns();
+            socket.send_to(&message(b"RTLT"), Ipv4Addr::LOCALHOST).unwrap();
+            let sent = socket.tx_timestamp(id, 1_000).unwrap();
+            let ready = crate::net::wait_readable_any([socket.as_raw_fd()], 2_000).unwrap();
+            assert!(ready[0], "no echo reply within 2 s");
+            match socket.recv(&mut buf).unwrap() {
+                IcmpRecv::Packet { len, from, kernel_rx_ns } => {
+                    let ihl = usize::from(buf[0] & 0xf) * 4;
+                    assert_eq!(len, ihl + 16);
+                    assert_eq!(buf[ihl], ECHO_REPLY);
+                    assert_eq!(&buf[ihl + 8..ihl + 12], b"RTLT", "the filtered-out request came first");
+                    assert_eq!(from, Ipv4Addr::LOCALHOST);
+                    if let (Some(sent), Some(received)) = (sent, kernel_rx_ns) {
+                        stamped = Some((before, sent, received, id));
+                        break;
+                    }
+                }
+                IcmpRecv::Interrupted => panic!("interrupted"),
             }
-            IcmpRecv::Interrupted => panic!("interrupted"),
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
+        let (before, sent, received, id) = stamped.expect("a timestamped send and echo within 10 attempts");
+        // The transmit time of that send, after `before`; the echo received after it.
+        assert!(sent >= before && sent - before < 1_000_000_000, "tx {sent}, before {before}");
+        assert!(received >= sent, "received {received} before sent {sent}");
+        assert_eq!(socket.tx_timestamp(id + 1, 0).unwrap(), None, "no timestamp of a send not made");
         // Nothing else passed: the request copies and the XXXX reply were filtered out.
         assert!(!crate::net::wait_readable_any([socket.as_raw_fd()], 200).unwrap()[0]);
         let mut other = IcmpSocket::open().unwrap();

@@ -108,8 +108,17 @@ fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Res
             spec.contains("remote:") || spec.contains("station:")
         })
     });
+    // Loads the station sends need the station and its key (remote: loads name a host).
+    let station_loads = args.load.as_deref().is_some_and(|list| {
+        list.split(',')
+            .map(str::trim)
+            .any(|name| args.presets.get(name).map_or(name, String::as_str).contains("station:"))
+    });
     match (&args.station, &args.key) {
         (None, None) if args.station_later => Ok(None),
+        (None, None) if station_loads => {
+            Err(usage("a station: load needs the station: --station HOST:PORT --key FILE (see docs/station.md)"))
+        }
         (None, None) if remote_used => {
             Err(usage("--probe remote needs the station: --station HOST:PORT --key FILE (see docs/station.md)"))
         }

@@ -336,8 +336,10 @@ fn bad_peers_cost_packets_not_correctness() {
     let c5 = counted(&mut client);
     let junk_counted = c5.junk() - c4.junk();
     assert!(junk_counted > junk_sent / 4, "the station counted {junk_counted} of {junk_sent} junk packets");
-    // The run checks a round trip when it validates the plan and again before measuring.
-    assert_eq!(c5.answered - c4.answered, 2 + 200, "two check stimuli and the 200: {c5:?}");
+    // The run checks a round trip when it validates the plan and again before measuring:
+    // one stimulus each, more when the first came back untimestamped (at most 10 each).
+    let answered = c5.answered - c4.answered;
+    assert!((202..=220).contains(&answered), "the check stimuli and the 200: {c5:?}");
     let (status, text) = station.stop();
     assert!(status.success(), "the station survived and exits 0: {text}");
 }
