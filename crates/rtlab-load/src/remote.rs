@@ -189,6 +189,8 @@ struct RunningStationLoad {
     stop: Arc<AtomicBool>,
     received: Arc<AtomicU64>,
     received_bytes: Arc<AtomicU64>,
+    /// Connections to the comms echo server without the key's proof (closed).
+    refused: Arc<AtomicU64>,
     failure: Arc<std::sync::Mutex<Option<String>>>,
     threads: Vec<std::thread::JoinHandle<()>>,
     started: Instant,
@@ -252,6 +254,7 @@ impl Load for StationLoad {
         let stop = Arc::new(AtomicBool::new(false));
         let received = Arc::new(AtomicU64::new(0));
         let received_bytes = Arc::new(AtomicU64::new(0));
+        let refused = Arc::new(AtomicU64::new(0));
         let failure = Arc::new(std::sync::Mutex::new(None));
         let mut threads = Vec::new();
         let io = |what: &str, e: std::io::Error| LoadError::io(&self.name, what.to_string(), e);
@@ -278,10 +281,10 @@ impl Load for StationLoad {
                     TcpListener::bind((local, 0)).map_err(|e| io("listen for the station's comms client", e))?;
                 listener.set_nonblocking(true).map_err(|e| io("listener", e))?;
                 let port = listener.local_addr().map_err(|e| io("listener address", e))?.port();
-                let (stop, received, received_bytes, failure) =
-                    (stop.clone(), received.clone(), received_bytes.clone(), failure.clone());
+                let (stop, received, received_bytes, refused, failure) =
+                    (stop.clone(), received.clone(), received_bytes.clone(), refused.clone(), failure.clone());
                 threads.push(std::thread::spawn(move || {
-                    echo_server(listener, &key, &stop, &received, &received_bytes, &failure)
+                    echo_server(listener, &key, &stop, &received, &received_bytes, &refused, &failure)
                 }));
                 port
             }
@@ -305,7 +308,8 @@ impl Load for StationLoad {
                     // Under the station's 1 s that keeps a used session from being replaced.
                     if last.elapsed() >= Duration::from_millis(500) {
                         last = Instant::now();
-                        let status = client.lock().unwrap_or_else(|e| e.into_inner()).status();
+                        // On this session: a new one would leave the load's session silent.
+                        let status = client.lock().unwrap_or_else(|e| e.into_inner()).status_same_session();
                         if let Err(e) = status {
                             *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
                         }
@@ -318,6 +322,7 @@ impl Load for StationLoad {
             stop,
             received,
             received_bytes,
+            refused,
             failure,
             threads,
             started: Instant::now(),
@@ -362,6 +367,8 @@ impl Load for StationLoad {
                 achieved.push(Intensity::new("station: round trips/s", per_second(a as f64, station_s), "1/s"));
                 achieved.push(Intensity::new("station: MB/s echoed back", per_second(mb(b), station_s), "MB/s"));
                 achieved.push(Intensity::new("station: client failed", c as f64, "0 or 1"));
+                let refused = running.refused.load(Ordering::Relaxed);
+                achieved.push(Intensity::new("connections refused (no proof)", refused as f64, "connections"));
             }
             LoadKind::PingFlood => {
                 let replies = rtlab_station::station::icmp_echo_replies()
@@ -416,38 +423,48 @@ fn echo_server(
     stop: &AtomicBool,
     echoed: &AtomicU64,
     echoed_bytes: &AtomicU64,
+    refused: &AtomicU64,
     failure: &std::sync::Mutex<Option<String>>,
 ) {
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
-            Ok((stream, _)) => {
-                if let Err(e) = echo_connection(stream, key, stop, echoed, echoed_bytes) {
-                    *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("comms echo server: {e}"));
+            Ok((stream, _)) => match echo_connection(stream, key, stop, echoed, echoed_bytes) {
+                // Anyone may connect: a connection without the proof is closed and counted,
+                // it does not fail the load.
+                Ok(false) => {
+                    refused.fetch_add(1, Ordering::Relaxed);
                 }
-            }
+                Ok(true) => {}
+                Err(e) => *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!("comms echo server: {e}")),
+            },
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     }
 }
 
+/// Ok(false): the peer did not prove the key (closed). Err: the authenticated stream failed.
 fn echo_connection(
     mut stream: TcpStream,
     key: &Key,
     stop: &AtomicBool,
     echoed: &AtomicU64,
     echoed_bytes: &AtomicU64,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     stream.set_nonblocking(false).map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
     let mut challenge = [0u8; 16];
     getrandom::fill(&mut challenge).map_err(|e| format!("no random challenge: {e}"))?;
-    stream.write_all(&challenge).map_err(|e| e.to_string())?;
+    if stream.write_all(&challenge).is_err() {
+        return Ok(false);
+    }
     stream.set_read_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
     let mut proof = [0u8; 16];
     if stream.read_exact(&mut proof).is_err() || proof != key.comms_proof(&challenge) {
-        return Err("a client connected without the key's proof".into());
+        return Ok(false);
     }
     stream.set_read_timeout(Some(Duration::from_millis(100))).map_err(|e| e.to_string())?;
+    // A peer that stops reading cannot hold the stop.
+    stream.set_write_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 64 * 1024];
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut buf) {
@@ -461,7 +478,7 @@ fn echo_connection(
             Err(_) => break,
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! clock. docs/probes/remote.md has the definitions beside the paper's.
 //!
 //! One stimulus is one ICMP echo request carrying an authenticated STIMULUS message:
-//! - t1: this host's CLOCK_REALTIME immediately before `sendto`;
+//! - t1: the kernel's (or with `--interface`, the NIC's) transmit timestamp of the request;
 //! - t2: the kernel receive timestamp of the echo reply that the station's kernel sends
 //!   from its receive softirq (the early answer: "from the interrupt handler");
 //! - t3: the kernel receive timestamp of the ANSWER that the station's real-time task sends
@@ -15,7 +15,8 @@
 //! own latency, calibrated first ([`calibrate`]) the paper's way: without load, t2 − t1 = 2δ.
 //! So per sample irq + act + Δ + δ̄ = rtt exactly (δ̄ is kept in whole ns).
 //!
-//! Every stimulus is accounted for: a sample, or lost (no echo, no answer, or neither).
+//! Every stimulus is accounted for: a sample, or lost (no echo, no answer, neither, or no
+//! t1).
 //! The paper's pitfalls are counted, not hidden: answers that crossed (t3 before t2) and
 //! negative L_act from δ's spread.
 
@@ -43,10 +44,10 @@ pub const CALIBRATION_STIMULI: u64 = 400;
 pub const CALIBRATION_RATE_HZ: f64 = 100.0;
 /// Stimuli in flight at most: slots of the pairing table.
 const SLOTS: usize = 1024;
-/// How long an answer is waited for after its stimulus was sent.
 /// Check stimuli sent at most before the measured window.
 const CHECK_ATTEMPTS: u64 = 10;
-/// Half of the slots' span at the highest rate, so a slot is finalised before it is reused.
+/// How long an answer is waited for after its stimulus was sent: half of the slots' span
+/// at the highest rate, so a slot is finalised before it is reused.
 const ANSWER_TIMEOUT_NS: u64 = 500_000_000;
 /// ICMP header (8) + STIMULUS message.
 const STIMULUS_ICMP_LEN: usize = 8 + HEADER_AND_STIMULUS;
@@ -299,14 +300,14 @@ impl Sockets {
         let mut icmp_out = IcmpSocket::open().map_err(|e| e.to_string())?;
         // The sending socket would otherwise queue a copy of every ICMP message.
         icmp_out.keep_only(u8::MAX, [0; 4]).map_err(|e| e.to_string())?;
-        let answers = UdpReceiver::bind(IpAddr::V4(Ipv4Addr::UNSPECIFIED), interface).map_err(|e| e.to_string())?;
+        let mut answers = UdpReceiver::bind(IpAddr::V4(Ipv4Addr::UNSPECIFIED), None).map_err(|e| e.to_string())?;
         let timestamping = match interface {
             Some(name) => {
+                // One socket changes the NIC's setting (both directions) and puts it back;
+                // the others only read its timestamps.
                 icmp_out.use_hardware(name, true).map_err(|e| format!("{name}: {e}"))?;
-                icmp_in.use_hardware(name, false).map_err(|e| format!("{name}: {e}"))?;
-                if answers.timestamping() != Timestamping::Hardware {
-                    return Err(answers.hardware_refused().unwrap_or("no hardware receive timestamps").to_string());
-                }
+                icmp_in.read_hardware_timestamps(name).map_err(|e| format!("{name}: {e}"))?;
+                answers.read_hardware_timestamps(name).map_err(|e| format!("{name}: {e}"))?;
                 Timestamping::Hardware
             }
             None => {
@@ -657,6 +658,11 @@ impl Trigger {
         self.sent.send_errors.store(send_errors, Ordering::Relaxed);
         self.sent.skipped_periods.store(skipped, Ordering::Relaxed);
         self.sent.t1_from_clock.store(from_clock, Ordering::Relaxed);
+        // The pairing's end ends the group: it still waits for the last answers (up to
+        // ANSWER_TIMEOUT_NS), which a trigger ending now would cut short.
+        while !group_stop.load(Ordering::Relaxed) {
+            sleep_relative_ns(10_000_000).map_err(sampling_err)?;
+        }
         Ok(())
     }
 }
@@ -785,7 +791,8 @@ impl Pairing {
             let sent = self.sent.sent.load(Ordering::Acquire);
             let wait_ms = if next < sent {
                 let due = self.sent.due_of(self.first_sequence + next);
-                (due.saturating_sub(monotonic_ns()) / 1_000_000).clamp(0, 200) as i32
+                // Rounded up: a wait of 0 ms would spin until the due time.
+                due.saturating_sub(monotonic_ns()).div_ceil(1_000_000).clamp(0, 200) as i32
             } else {
                 200
             };
@@ -901,14 +908,19 @@ impl Pairing {
 /// δ the paper's way: without load, the echo's round trip t2 − t1 crosses two similar
 /// stacks, so δ̄ = mean(t2 − t1) / 2; its spread is that of one of the two
 /// (SD / √2, range halved). Runs `stimuli` stimuli at `rate_hz` against the station.
-pub fn calibrate(mut config: RemoteConfig, stimuli: u64, rate_hz: f64) -> Result<DeltaEstimate, ProbeError> {
+pub fn calibrate(
+    mut config: RemoteConfig,
+    stimuli: u64,
+    rate_hz: f64,
+    stop: Arc<AtomicBool>,
+) -> Result<DeltaEstimate, ProbeError> {
     config.delta = None;
     config.calibrating = true;
     config.stimulus.rate_hz = rate_hz;
     config.sampling.budget = Budget::Samples(stimuli);
     config.sampling.raw_dir = None;
     let probe = Box::new(RemoteProbe::new(config)?);
-    let output = probe.run(Arc::new(AtomicBool::new(false)))?;
+    let output = probe.run(stop)?;
     let metric = output
         .threads
         .first()

@@ -100,6 +100,12 @@ impl StationClient {
         }
     }
 
+    /// The station's counters on this session only (no new session): what keeps a load
+    /// the station sends for this session alive.
+    pub fn status_same_session(&mut self) -> Result<StationCounters, StationError> {
+        self.status_once()
+    }
+
     fn status_once(&mut self) -> Result<StationCounters, StationError> {
         let body = self.request(Kind::StatusRequest, &[], Kind::Status)?;
         Ok(StationCounters::from_body(&body))

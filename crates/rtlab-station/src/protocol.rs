@@ -417,7 +417,8 @@ impl LoadTally {
 /// What the station counted since it started, as a STATUS carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct StationCounters {
-    /// The station's CLOCK_REALTIME when the counters were read.
+    /// The station's CLOCK_MONOTONIC when the counters were read (rates between two
+    /// STATUS; a step of its wall clock does not move it).
     pub station_time_ns: u64,
     /// Stimuli authenticated and answered by the real-time task.
     pub answered: u64,

@@ -17,8 +17,9 @@ use crate::protocol::{
     self, Answer, Key, Kind, LoadKind, LoadRequest, LoadTally, Rejection, StationCounters, Welcome, MAX_MESSAGE_LEN,
 };
 use crate::StationError;
+use rtlab_sys::clock::monotonic_ns;
 use rtlab_sys::icmp::{IcmpRecv, IcmpSocket, ECHO_REQUEST};
-use rtlab_sys::net::{realtime_ns, wait_readable_any};
+use rtlab_sys::net::{clock_pair_ns, realtime_ns, wait_readable_any};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -107,7 +108,7 @@ impl Counters {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let (interrupts, net_rx_softirqs) = host_interrupt_totals();
         StationCounters {
-            station_time_ns: realtime_ns(),
+            station_time_ns: monotonic_ns(),
             answered: get(&self.answered),
             rate_limited: get(&self.rate_limited),
             bad_tag: get(&self.bad_tag),
@@ -349,7 +350,7 @@ fn respond(
     let mut packet = [0u8; 1536];
     let mut out = [0u8; MAX_MESSAGE_LEN];
     // A burst of a tenth of a second's stimuli.
-    let mut bucket = TokenBucket::new(config.max_rate_hz, (config.max_rate_hz / 10).max(1), realtime_ns());
+    let mut bucket = TokenBucket::new(config.max_rate_hz, (config.max_rate_hz / 10).max(1), monotonic_ns());
     let fd = icmp.as_raw_fd();
     while !stop.load(Ordering::Relaxed) {
         // A bounded wait, so a stop is seen without a packet.
@@ -357,7 +358,9 @@ fn respond(
             continue;
         }
         let received = icmp.recv(&mut packet).map_err(StationError::Sys)?;
-        let wake_ns = realtime_ns();
+        // CLOCK_REALTIME for the answer (the kernel's receive time is on it); the
+        // monotonic clock for Δ, the rate and the session's age (a clock step moves neither).
+        let (wake_ns, wake_monotonic) = clock_pair_ns();
         let IcmpRecv::Packet { len, kernel_rx_ns, .. } = received else { continue };
         let Some(payload) = echo_payload(&packet[..len]) else {
             counters.malformed.fetch_add(1, Ordering::Relaxed);
@@ -378,28 +381,34 @@ fn respond(
             counters.unknown_session.fetch_add(1, Ordering::Relaxed);
             continue;
         };
-        if !SessionSlot::advance(&session.last_stimulus, header.sequence) {
-            counters.replayed.fetch_add(1, Ordering::Relaxed);
-            continue;
-        }
-        // The control thread may have given the slot to a new session meanwhile.
+        // The control thread never replaces a slot used within SESSION_KEPT_NS; the id is
+        // checked again around the replay check for one idle longer than that.
         if session.id.load(Ordering::Acquire) != header.session {
             counters.unknown_session.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        if !bucket.take(wake_ns) {
+        if !SessionSlot::advance(&session.last_stimulus, header.sequence) {
+            counters.replayed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if session.id.load(Ordering::Acquire) != header.session {
+            counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if !bucket.take(wake_monotonic) {
             counters.rate_limited.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        session.last_used_ns.store(wake_ns, Ordering::Relaxed);
+        session.last_used_ns.store(wake_monotonic, Ordering::Relaxed);
         // Regnier's Δ: the answer leaves no earlier than Δ after the task woke, so that it
         // cannot overtake the kernel's early answer. A busy wait: Δ is microseconds.
-        let due = wake_ns + config.delta_ns;
-        let mut send_ns = realtime_ns();
-        while send_ns < due {
+        let due = wake_monotonic + config.delta_ns;
+        let mut now = monotonic_ns();
+        while now < due {
             std::hint::spin_loop();
-            send_ns = realtime_ns();
+            now = monotonic_ns();
         }
+        let send_ns = wake_ns + (now - wake_monotonic);
         let answer = Answer {
             sent_ns: protocol::le_u64(body),
             station_rx_ns: kernel_rx_ns.unwrap_or(0),
@@ -470,7 +479,7 @@ fn serve_control(
     // Nonces of recent HELLOs: a replayed HELLO is refused.
     let mut recent_nonces = [[0u8; 16]; 64];
     let mut next_nonce = 0usize;
-    let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, realtime_ns());
+    let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, monotonic_ns());
     // Loads sent: (kind, session, started, duration), each stopped at its duration or when
     // its session goes silent.
     let mut active: Vec<(LoadKind, u64, u64, u64)> = Vec::new();
@@ -479,7 +488,7 @@ fn serve_control(
     let mut stopped: Vec<(LoadKind, u64, [u64; 4])> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         if let Some(loads) = loads {
-            let now = realtime_ns();
+            let now = monotonic_ns();
             active.retain(|&(kind, session, started, duration)| {
                 let silent = sessions
                     .find(session)
@@ -511,14 +520,14 @@ fn serve_control(
                     counters.replayed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
-                if !hellos.take(realtime_ns()) {
+                if !hellos.take(monotonic_ns()) {
                     counters.rate_limited.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
                 recent_nonces[next_nonce] = nonce;
                 next_nonce = (next_nonce + 1) % recent_nonces.len();
                 let id = new_session_id();
-                if !sessions.open(id, from, realtime_ns()) {
+                if !sessions.open(id, from, monotonic_ns()) {
                     // Every session is in use: refused like a HELLO above the rate.
                     counters.rate_limited.fetch_add(1, Ordering::Relaxed);
                     continue;
@@ -543,7 +552,7 @@ fn serve_control(
                     counters.replayed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
-                session.last_used_ns.store(realtime_ns(), Ordering::Relaxed);
+                session.last_used_ns.store(monotonic_ns(), Ordering::Relaxed);
                 let status = counters.snapshot();
                 let n = protocol::encode(
                     &config.key,
@@ -565,7 +574,7 @@ fn serve_control(
                     counters.replayed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
-                session.last_used_ns.store(realtime_ns(), Ordering::Relaxed);
+                session.last_used_ns.store(monotonic_ns(), Ordering::Relaxed);
                 let peer = session.peer();
                 let tally = match (header.kind, loads) {
                     (Kind::LoadStart, _) => match LoadRequest::from_body(body) {
@@ -587,7 +596,7 @@ fn serve_control(
                                 active.push((
                                     request.kind,
                                     header.session,
-                                    realtime_ns(),
+                                    monotonic_ns(),
                                     request.duration_ms.saturating_mul(1_000_000),
                                 ));
                             }
@@ -731,6 +740,9 @@ fn echo_connection(mut stream: TcpStream, key: &Key, counters: &Counters, stop: 
         return false;
     }
     let _ = stream.set_read_timeout(Some(Duration::from_millis(STOP_POLL_MS as u64)));
+    // A peer that stops reading must not hold the station's stop: a send blocked 1 s ends
+    // the connection.
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let mut buf = vec![0u8; 64 * 1024];
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut buf) {

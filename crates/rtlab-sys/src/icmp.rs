@@ -80,6 +80,16 @@ impl IcmpSocket {
         Ok(())
     }
 
+    /// Receives only through `interface` and reads the NIC's receive timestamps, which
+    /// another socket asked the NIC for ([`use_hardware`](Self::use_hardware)): the NIC's
+    /// setting is changed and restored by that one socket only.
+    pub fn read_hardware_timestamps(&mut self, interface: &str) -> Result<()> {
+        crate::net::bind_to_device(self.fd.as_raw_fd(), interface)?;
+        crate::net::read_hardware_flags(self.fd.as_raw_fd())?;
+        self.timestamping = Timestamping::Hardware;
+        Ok(())
+    }
+
     /// Software transmit timestamps of every send, numbered by send (software mode; the
     /// hardware mode asks for hardware ones in [`use_hardware`](Self::use_hardware)).
     pub fn enable_tx_timestamps(&mut self) -> Result<()> {
@@ -127,6 +137,12 @@ impl IcmpSocket {
             if n >= 0 {
                 match (scm_timestamping_ns(&msg, slot), timestamp_id(&msg)) {
                     (Some(ns), Some(found)) if found == id => return Ok(Some(ns)),
+                    // A later id than this socket's count: the kernel spent ids on sends that
+                    // failed after it numbered them. Resynchronised on the newest.
+                    (Some(ns), Some(found)) if found.wrapping_sub(id) < u32::MAX / 2 => {
+                        self.sends = found.wrapping_add(1);
+                        return Ok(Some(ns));
+                    }
                     // An older send's, or one without a time: dropped.
                     _ => continue,
                 }

@@ -217,6 +217,15 @@ impl UdpReceiver {
         scm_timestamping_ns(msg, slot)
     }
 
+    /// Receives only through `interface` and reads the NIC's receive timestamps, which
+    /// another socket asked the NIC for: the NIC's setting is changed by that one only.
+    pub fn read_hardware_timestamps(&mut self, interface: &str) -> Result<()> {
+        bind_to_device(self.socket.as_raw_fd(), interface)?;
+        read_hardware_flags(self.socket.as_raw_fd())?;
+        self.timestamping = Timestamping::Hardware;
+        Ok(())
+    }
+
     /// Sends one datagram to `to` from this socket (its replies come back here).
     pub fn send_to(&self, payload: &[u8], to: SocketAddr) -> Result<usize> {
         self.socket.send_to(payload, to).map_err(|e| SysError::from_io("sendto", e))
@@ -302,6 +311,13 @@ pub(crate) fn bind_to_device(fd: libc::c_int, interface: &str) -> Result<()> {
         return Err(SysError::last_os("setsockopt(SO_BINDTODEVICE)"));
     }
     Ok(())
+}
+
+/// SO_TIMESTAMPING for the NIC's raw hardware receive times (and software ones), without
+/// changing the NIC's setting.
+pub(crate) fn read_hardware_flags(fd: libc::c_int) -> Result<()> {
+    let flags = (HARDWARE_FLAGS | SOFTWARE_FLAGS) as libc::c_int;
+    set_option(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags, "setsockopt(SO_TIMESTAMPING, hardware)")
 }
 
 /// SIOCGHWTSTAMP / SIOCSHWTSTAMP on `interface` with `config`.

@@ -93,7 +93,11 @@ pub fn remote_config(
 /// δ for the remote probe, calibrated against the idle station before any load starts
 /// (Regnier: "estimated by carrying out the first experiment without E_L"), unless --delta
 /// gave it.
-pub fn calibrate_remote(plan: &RunPlan, setup: ThreadSetup) -> Result<Option<DeltaEstimate>, ProbeError> {
+pub fn calibrate_remote(
+    plan: &RunPlan,
+    setup: ThreadSetup,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<Option<DeltaEstimate>, ProbeError> {
     if !plan.probes.contains(&ProbeChoice::Remote) {
         return Ok(None);
     }
@@ -122,6 +126,7 @@ pub fn calibrate_remote(plan: &RunPlan, setup: ThreadSetup) -> Result<Option<Del
         config,
         rtlab_probe::remote::CALIBRATION_STIMULI,
         rtlab_probe::remote::CALIBRATION_RATE_HZ,
+        stop,
     )
     .map(Some)
 }

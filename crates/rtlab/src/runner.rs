@@ -207,7 +207,7 @@ pub fn run(
     if plan.probes.contains(&crate::probe_plan::ProbeChoice::Remote) && plan.probe_settings.delta_given_ns.is_none() {
         progress::note(plan, "Calibrating δ against the idle station");
     }
-    let remote_delta = probe_build::calibrate_remote(plan, setup)
+    let remote_delta = probe_build::calibrate_remote(plan, setup, stop.clone())
         .map_err(|e| probe_error(crate::probe_plan::ProbeChoice::Remote, e))?;
     // --split with tracefs on a host booted without it: mounted for the run (as root),
     // unmounted when `_tracefs_mount` drops at the end of the run, on every path.
@@ -383,8 +383,16 @@ fn measure_scenario(
     let mut host = None;
     // Remote loads: the station's counters before and after are the evidence that the
     // floods arrived there.
+    // Without them the scenario is still measured; a note says why the evidence is missing.
+    let mut station_notes = Vec::new();
     let mut station_before = match (&plan.station, planned.spec.contains("remote:")) {
-        (Some(station), true) => Some(station_status(station, None)?),
+        (Some(station), true) => match station_status(station, None) {
+            Ok(before) => Some(before),
+            Err(e) => {
+                station_notes.push(format!("scenario {name:?}: the station's counters before the loads: {e}"));
+                None
+            }
+        },
         _ => None,
     };
     if !planned.is_unloaded() {
@@ -488,8 +496,11 @@ fn measure_scenario(
                 }
                 scenario.loads = reports;
                 if let (Some(station), Some((client, before))) = (&plan.station, station_before.take()) {
-                    let (_, after) = station_status(station, Some(client))?;
-                    add_station_evidence(&mut scenario.loads, &before, &after);
+                    match station_status(station, Some(client)) {
+                        Ok((_, after)) => add_station_evidence(&mut scenario.loads, &before, &after),
+                        Err(e) => station_notes
+                            .push(format!("scenario {name:?}: the station's counters after the loads: {e}")),
+                    }
                 }
             }
             Err(e) => {
@@ -501,6 +512,7 @@ fn measure_scenario(
     scenario.raw_stopped = raw_account.stopped();
     scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
+    notes.extend(station_notes);
     Ok(ScenarioOutcome { scenario, measurements, notes, splits })
 }
 

@@ -413,3 +413,42 @@ fn the_station_sends_the_loads_asked_for_and_both_sides_count_them() {
     assert!(stderr.contains("refused to send udp-flood") && stderr.contains("--serve-loads"), "{stderr}");
     drop(plain);
 }
+
+/// The station dies in the middle of a run: its kernel still echoes, its task no longer
+/// answers. Every stimulus is still accounted for, to the last one (those lost in the last
+/// half second too), and the run says what was lost.
+#[test]
+fn a_station_that_dies_mid_run_leaves_every_stimulus_accounted_for() {
+    if !can_run("the dying station") {
+        return;
+    }
+    let hosts = TwoHosts::create("dies").expect("two network namespaces");
+    let dir = tempfile::tempdir().unwrap();
+    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
+    let address = SocketAddrV4::new(hosts.station_addr, 7450);
+    let station = StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &address.to_string(), &key);
+    std::thread::sleep(Duration::from_millis(500));
+    let out = dir.path().join("run");
+    let run = hosts
+        .command(&hosts.measuring, rtlab_path())
+        .args(["run", "-P", "remote", "--rate", "50", "--duration", "4s", "--delta", "10us", "--load", "idle", "-q"])
+        .arg("--station")
+        .arg(address.to_string())
+        .arg("--key")
+        .arg(&key)
+        .arg("-o")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2_500));
+    drop(station); // SIGKILL
+    let output = run.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&out);
+    let m = measurements(&run, "remote.irq")[0];
+    let lost = detail(m, "lost_echo") + detail(m, "lost_answer") + detail(m, "lost_both") + detail(m, "lost_t1");
+    assert_eq!(u(m, "cycles"), 200);
+    assert_eq!(u(m, "count") + lost as u64, 200, "{}", m["details"]);
+    assert!(detail(m, "lost_answer") >= 50, "the task's answers stopped: {}", m["details"]);
+    assert!(u(m, "count") >= 50, "answered before it died: {}", m["details"]);
+}
