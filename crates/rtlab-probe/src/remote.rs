@@ -697,6 +697,8 @@ struct Accounting {
     crossed: u64,
     /// L_act < 0 without crossing: within δ's spread.
     negative_act: u64,
+    /// L_irq < 0: this stimulus's δ was smaller than δ̄ (δ's spread, as negative L_act).
+    negative_irq: u64,
     /// Received but not ours: failed authentication, another session, a duplicate.
     junk: u64,
     /// Answers without a kernel timestamp (not used).
@@ -761,6 +763,7 @@ impl Pairing {
                 ("lost_t1".to_string(), int(accounting.lost_t1)),
                 ("crossed".to_string(), int(accounting.crossed)),
                 ("negative_act".to_string(), int(accounting.negative_act)),
+                ("negative_irq".to_string(), int(accounting.negative_irq)),
                 ("junk".to_string(), int(accounting.junk)),
                 ("untimestamped".to_string(), int(accounting.untimestamped)),
                 ("station_untimed".to_string(), int(accounting.station_untimed)),
@@ -892,8 +895,12 @@ impl Pairing {
         } else if act < 0 {
             accounting.negative_act += 1;
         }
+        let irq = t2 - t1 - self.delta_ns;
+        if irq < 0 {
+            accounting.negative_irq += 1;
+        }
         let r = &mut self.recorders;
-        r.irq.record(at, t2 - t1 - self.delta_ns, cpu, 0);
+        r.irq.record(at, irq, cpu, 0);
         r.act.record(at, act, cpu, 0);
         r.rtt.record(at, t3 - t1, cpu, 0);
         if answer.station_rx_ns != 0 && answer.station_wake_ns >= answer.station_rx_ns {

@@ -334,6 +334,7 @@ fn bad_peers_cost_packets_not_correctness() {
     assert_eq!(u(m, "cycles"), 200);
     assert_eq!(detail(m, "lost_answer") + detail(m, "lost_both"), 0, "the real peer lost answers: {}", m["details"]);
     let c5 = counted(&mut client);
+    eprintln!("bad-peer counters at the end: {c5:?}; junk sent during the run: {junk_sent}");
     let junk_counted = c5.junk() - c4.junk();
     assert!(junk_counted > junk_sent / 4, "the station counted {junk_counted} of {junk_sent} junk packets");
     // The run checks a round trip when it validates the plan and again before measuring:

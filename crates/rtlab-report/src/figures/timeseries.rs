@@ -215,11 +215,27 @@ fn raw_columns(s: &Series) -> Result<Columns, rtlab_results::ResultsError> {
 /// A zigzag through each column's min and max: drawn, it covers the column's extent.
 fn raw_trace(s: &Series, columns: &Columns, top_us: f64) -> Trace {
     let duration_s = s.duration_s.max(1e-9);
+    let points = zigzag(columns, duration_s);
+    Trace { points, dots: false, top_us, duration_s, what: "every sample, all CPUs" }
+}
+
+/// The zigzag's points (x in s, y in µs) over `duration_s`: a NaN point breaks the line.
+/// Fewer samples than columns (20 Hz for 20 s) leave columns empty between neighbours: the
+/// line joins across gaps up to twice the average spacing, and breaks at longer ones
+/// (samples missing).
+fn zigzag(columns: &Columns, duration_s: f64) -> Vec<(f64, f64)> {
     let x_of = |column: usize| (column as f64 + 0.5) / COLUMNS as f64 * duration_s;
     let mut points = Vec::with_capacity(2 * COLUMNS);
+    let filled = columns.iter().filter(|c| c.is_some()).count().max(1);
+    let joined_gap = (2.0 * COLUMNS as f64 / filled as f64).floor() as usize;
+    let mut empty = 0usize;
     for (column, extent) in columns.iter().enumerate() {
         match extent {
             Some((lo, hi)) => {
+                if empty > joined_gap && !points.is_empty() {
+                    points.push((x_of(column - 1), f64::NAN));
+                }
+                empty = 0;
                 let (lo, hi) = (*lo as f64 / 1e3, *hi as f64 / 1e3);
                 // Alternate the order so that consecutive columns join at the same end.
                 if column % 2 == 0 {
@@ -228,8 +244,36 @@ fn raw_trace(s: &Series, columns: &Columns, top_us: f64) -> Trace {
                     points.extend([(x_of(column), hi), (x_of(column), lo)]);
                 }
             }
-            None => points.push((x_of(column), f64::NAN)),
+            None => empty += 1,
         }
     }
-    Trace { points, dots: false, top_us, duration_s, what: "every sample, all CPUs" }
+    points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparse_series_is_one_line_and_a_long_gap_breaks_it() {
+        // 400 samples over 840 columns: every other column or so.
+        let mut columns: Columns = vec![None; COLUMNS];
+        for c in (0..COLUMNS).step_by(2) {
+            columns[c] = Some((1_000, 2_000));
+        }
+        let points = zigzag(&columns, 20.0);
+        assert!(points.iter().all(|p| p.1.is_finite()), "joined across one empty column");
+        // A hole of 100 columns (samples missing) breaks the line once.
+        for c in columns.iter_mut().skip(300).take(100) {
+            *c = None;
+        }
+        let breaks = zigzag(&columns, 20.0).iter().filter(|p| p.1.is_nan()).count();
+        assert_eq!(breaks, 1);
+        // A dense series: a hole of 3 columns breaks it.
+        let mut dense: Columns = vec![Some((1, 2)); COLUMNS];
+        dense[10] = None;
+        dense[11] = None;
+        dense[12] = None;
+        assert_eq!(zigzag(&dense, 1.0).iter().filter(|p| p.1.is_nan()).count(), 1);
+    }
 }
