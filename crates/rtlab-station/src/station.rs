@@ -544,15 +544,7 @@ fn serve_control(
                 let _ = socket.send_to(&out[..n], from);
             }
             Kind::StatusRequest => {
-                let Some(session) = sessions.find(header.session) else {
-                    counters.unknown_session.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                if !SessionSlot::advance(&session.last_control, header.sequence) {
-                    counters.replayed.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-                session.last_used_ns.store(monotonic_ns(), Ordering::Relaxed);
+                let Some(session) = control_session(sessions, counters, header) else { continue };
                 let status = counters.snapshot();
                 let n = protocol::encode(
                     &config.key,
@@ -566,15 +558,7 @@ fn serve_control(
                 let _ = socket.send_to(&out[..n], session.peer());
             }
             Kind::LoadStart | Kind::LoadStop => {
-                let Some(session) = sessions.find(header.session) else {
-                    counters.unknown_session.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                if !SessionSlot::advance(&session.last_control, header.sequence) {
-                    counters.replayed.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-                session.last_used_ns.store(monotonic_ns(), Ordering::Relaxed);
+                let Some(session) = control_session(sessions, counters, header) else { continue };
                 let peer = session.peer();
                 let tally = match (header.kind, loads) {
                     (Kind::LoadStart, _) => match LoadRequest::from_body(body) {
@@ -655,6 +639,26 @@ fn serve_control(
             loads.stop(kind);
         }
     }
+}
+
+/// The session of an authenticated control request (STATUS_REQUEST, LOAD_START,
+/// LOAD_STOP) when it is known and its sequence number is new; the request is counted as
+/// unknown_session or replayed otherwise.
+fn control_session<'t>(
+    sessions: &'t SessionTable,
+    counters: &Counters,
+    header: protocol::Header,
+) -> Option<&'t SessionSlot> {
+    let Some(session) = sessions.find(header.session) else {
+        counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+        return None;
+    };
+    if !SessionSlot::advance(&session.last_control, header.sequence) {
+        counters.replayed.fetch_add(1, Ordering::Relaxed);
+        return None;
+    }
+    session.last_used_ns.store(monotonic_ns(), Ordering::Relaxed);
+    Some(session)
 }
 
 /// A random, non-zero session id (it is the station's nonce: replays of an earlier
