@@ -217,7 +217,7 @@ impl Station {
                 u16::MAX - 2
             )));
         }
-        let bind_error = |what: &str, e: std::io::Error| StationError::Io { what: format!("{what}"), source: e };
+        let bind_error = |what: &str, e: std::io::Error| StationError::Io { what: what.to_string(), source: e };
         let control = UdpSocket::bind(SocketAddrV4::new(ip, port))
             .map_err(|e| bind_error(&format!("bind the control socket to {ip}:{port}"), e))?;
         let sink = UdpSocket::bind(SocketAddrV4::new(ip, port + 1))
@@ -305,7 +305,7 @@ impl Station {
             let (counters, stop, key) = (counters.clone(), stop.clone(), config.key.clone());
             small("rtlab-station-comms").spawn(move || serve_comms(comms, key, counters, &stop)).map_err(spawn_error)?
         };
-        let responder_result = responder.join().unwrap_or_else(|_| Err(StationError::Panicked("responder")));
+        let responder_result = responder.join().unwrap_or(Err(StationError::Panicked("responder")));
         // Whatever ended the responder ends the others.
         stop.store(true, Ordering::Relaxed);
         let _ = control_thread.join();

@@ -53,7 +53,7 @@ impl StationProcess {
         command
             .args(["station", "--listen", listen, "--key"])
             .arg(key)
-            .args(["--status-every", "0", "--duration", "120s"])
+            .args(["--status-every", "0", "--duration", "20m"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -128,7 +128,7 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
         .arg(station_address.to_string())
         .arg("--key")
         .arg(&key)
-        .args(["--load", "idle,remote:udp-flood:rate=20000"])
+        .args(["--load", "idle,remote:udp-flood:rate=20000,remote:comms:rate=20MB/s,remote:ping-flood:rate=2000"])
         .arg("-o")
         .arg(&out)
         .output()
@@ -138,7 +138,7 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
     let said = run.to_string();
     assert!(said.contains("hardware timestamps are not available, software ones are used"), "the fall-back is said");
     let irq = measurements(&run, "remote.irq");
-    assert_eq!(irq.len(), 2, "one per scenario");
+    assert_eq!(irq.len(), 4, "one per scenario");
     for m in &irq {
         // Every stimulus is accounted for.
         let lost = detail(m, "lost_echo") + detail(m, "lost_answer") + detail(m, "lost_both") + detail(m, "lost_t1");
@@ -169,17 +169,28 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
         // The paper's pitfalls are counted within the samples.
         assert!(detail(m, "crossed") + detail(m, "negative_act") <= u(m, "count") as i64);
     }
-    // The flood reached the station: what its sink counted per second is what was sent.
-    let flooded = &run["scenarios"][1];
-    let flood = &flooded["loads"][0];
-    assert_eq!(flood["name"], "remote:udp-flood");
-    let achieved = |name: &str| {
-        flood["achieved"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap()["value"].as_f64().unwrap()
+    // The loads reached the station: what it counted per second is what was sent.
+    let achieved = |scenario: usize, name: &str| {
+        let load = &run["scenarios"][scenario]["loads"][0];
+        load["achieved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {load}"))["value"]
+            .as_f64()
+            .unwrap()
     };
-    let (sent, received) = (achieved("packets/s sent"), achieved("station: datagrams/s received"));
+    assert_eq!(run["scenarios"][1]["loads"][0]["name"], "remote:udp-flood");
+    let (sent, received) = (achieved(1, "packets/s sent"), achieved(1, "station: datagrams/s received"));
     assert!(sent > 10_000.0, "the flood ran at {sent}/s");
     assert!(received > 0.8 * sent && received < 1.1 * sent, "sent {sent}/s, the station received {received}/s");
-    assert!(achieved("station: NET_RX softirqs/s") > 0.5 * sent);
+    assert!(achieved(1, "station: NET_RX softirqs/s") > 0.5 * sent);
+    let (echoed, at_station) = (achieved(2, "MB/s echoed"), achieved(2, "station: MB/s echoed"));
+    assert!(echoed > 1.0 && (echoed - at_station).abs() < 0.2 * echoed, "comms {echoed} MB/s, station {at_station}");
+    let (pings, replies) = (achieved(3, "requests/s sent"), achieved(3, "station: echo replies/s (its kernel)"));
+    // The station's kernel also echoed the probe's 100 stimuli a second.
+    assert!(pings > 1_000.0 && replies >= 0.9 * pings && replies <= 1.1 * pings + 150.0, "{pings} {replies}");
     let (status, text) = station.stop();
     assert!(status.success(), "the station exits 0 on SIGTERM: {text}");
     assert!(text.contains("station: answered"), "{text}");
@@ -452,4 +463,56 @@ fn a_station_that_dies_mid_run_leaves_every_stimulus_accounted_for() {
     assert_eq!(u(m, "count") + lost as u64, 200, "{}", m["details"]);
     assert!(detail(m, "lost_answer") >= 50, "the task's answers stopped: {}", m["details"]);
     assert!(u(m, "count") >= 50, "answered before it died: {}", m["details"]);
+}
+
+/// `rtlab suite regnier-2008 --quick --station` in two namespaces runs both experiments:
+/// Table 1's experiment 2 rows and Figure 8 come from the remote probe's runs. (About four
+/// minutes: the paper's conditions at their quick durations.)
+#[test]
+fn the_regnier_suite_with_a_station_fills_experiment_2() {
+    if !can_run("the regnier-2008 suite with a station") {
+        return;
+    }
+    let hosts = TwoHosts::create("suite").expect("two network namespaces");
+    let dir = tempfile::tempdir().unwrap();
+    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
+    let address = SocketAddrV4::new(hosts.station_addr, 7450);
+    let mut station_command = hosts.command(&hosts.station, rtlab_path());
+    station_command.current_dir(dir.path());
+    let station = StationProcess::start_with(station_command, &address.to_string(), &key, &[]);
+    std::thread::sleep(Duration::from_millis(500));
+    let out = dir.path().join("suite");
+    let output = hosts
+        .command(&hosts.measuring, rtlab_path())
+        .args(["suite", "regnier-2008", "--quick", "-q", "--station"])
+        .arg(address.to_string())
+        .arg("--key")
+        .arg(&key)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // 3 only where the split (experiment 1's timer conditions) cannot trace the kernel.
+    assert!(matches!(output.status.code(), Some(0) | Some(3)), "{stderr}");
+    let suite = read_json(&out.join("suite.json"));
+    for c in suite["conditions"].as_array().unwrap() {
+        if c["name"].as_str().unwrap().starts_with("exp2") {
+            assert_eq!(c["status"], "done", "{c}");
+        }
+    }
+    for id in ["table-1-exp2-no-load", "table-1-exp2-load"] {
+        let table = suite["tables"].as_array().unwrap().iter().find(|t| t["spec"]["id"] == id).expect(id);
+        let values = table["measured"]["values"][0].as_array().unwrap();
+        assert_eq!(values.len(), 8, "{id}: L_irq and L_act, Mean SD Min Max");
+        for cell in values {
+            assert_ne!(cell["kind"], "not_measured", "{id}: {cell}");
+        }
+    }
+    // Experiment 1 is there too.
+    let exp1 = suite["tables"].as_array().unwrap().iter().find(|t| t["spec"]["id"] == "table-1-no-load").unwrap();
+    assert_ne!(exp1["measured"]["values"][0][0]["kind"], "not_measured");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("id=\"fig-8-irq\"") && html.contains("id=\"fig-8-act\""));
+    drop(station);
 }
