@@ -62,6 +62,14 @@ pub struct LoadHost {
     failure: Option<String>,
 }
 
+/// `message` without a leading "load SCENARIO: ", which the error adds again.
+fn without_prefix(scenario: &str, message: String) -> String {
+    match message.strip_prefix(&format!("load {scenario}: ")) {
+        Some(rest) => rest.to_string(),
+        None => message,
+    }
+}
+
 impl LoadHost {
     /// Starts `exe __load-host` for `scenario` (a preset or loads joined with `+`, already
     /// validated by the caller) on `cpus` (None = all), with scratch directories under
@@ -112,9 +120,12 @@ impl LoadHost {
         let mut host = LoadHost { scenario: scenario.to_string(), child, stdin, messages, failure: None };
         match host.messages.recv_timeout(START_TIMEOUT) {
             Ok(HostMessage::Started) => Ok(host),
-            Ok(HostMessage::Failed { message, usage: true }) => Err(LoadError::config(scenario, message)),
+            // A one-load scenario's message already names it ("load X: ..."): said once.
+            Ok(HostMessage::Failed { message, usage: true }) => {
+                Err(LoadError::config(scenario, without_prefix(scenario, message)))
+            }
             Ok(HostMessage::Failed { message, .. }) | Ok(HostMessage::Died { reason: message, .. }) => {
-                Err(LoadError::state(scenario, message))
+                Err(LoadError::state(scenario, without_prefix(scenario, message)))
             }
             Ok(HostMessage::Reports(_)) => Err(LoadError::state(scenario, "load host reported before starting")),
             Err(RecvTimeoutError::Timeout) => {
@@ -269,6 +280,13 @@ pub fn serve(spec: &str, cpus: Option<&[usize]>, input: impl BufRead + Send + 's
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_one_load_scenario_is_named_once() {
+        let message = "load station:udp-flood: the station refused".to_string();
+        assert_eq!(without_prefix("station:udp-flood", message), "the station refused");
+        assert_eq!(without_prefix("idle+cpu", "load cpu: failed".into()), "load cpu: failed");
+    }
 
     fn messages(text: &[u8]) -> Vec<HostMessage> {
         std::str::from_utf8(text).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()

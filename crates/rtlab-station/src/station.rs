@@ -558,6 +558,11 @@ fn serve_control(
                 let _ = socket.send_to(&out[..n], session.peer());
             }
             Kind::LoadStart | Kind::LoadStop => {
+                // An unknown load kind is malformed before it uses up a sequence number.
+                if LoadKind::from_u8(body[0]).is_none() {
+                    counters.malformed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
                 let Some(session) = control_session(sessions, counters, header) else { continue };
                 let peer = session.peer();
                 let tally = match (header.kind, loads) {

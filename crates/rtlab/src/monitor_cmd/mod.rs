@@ -271,9 +271,9 @@ impl Monitoring<'_> {
 
     /// A snapshot of /proc counters as window `index` begins (once per window).
     fn take_activity(&mut self, index: u64) {
-        if !self.activity.contains_key(&index) {
+        if let std::collections::btree_map::Entry::Vacant(entry) = self.activity.entry(index) {
             if let Ok(snapshot) = ActivitySnapshot::take() {
-                self.activity.insert(index, snapshot);
+                entry.insert(snapshot);
             }
         }
     }
