@@ -18,7 +18,7 @@ use crate::live::LiveStats;
 use crate::raw::SampleTap;
 use crate::raw::{RawDrain, RawWriter};
 use crate::recorder::{tapped_raw_target, MetricRecorder};
-use crate::workers::{run_workers, Ending, Worker};
+use crate::workers::{run_receiver_and_trigger, wait_for_receiver};
 use crate::{rate_tag, Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput};
 use rtlab_sys::clock::{monotonic_ns, sleep_relative_ns, sleep_until_monotonic_ns, SleepOutcome};
 use rtlab_sys::net::{clock_pair_ns, RecvOutcome, Timestamping, UdpReceiver, UdpSender};
@@ -232,8 +232,6 @@ impl Probe for NetProbe {
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let NetProbe { config, live, receiver, sender, address, recorders, raw_drains, stimuli, notes } = *self;
         let writer = RawWriter::for_drains(raw_drains)?;
-        let group_stop = Arc::new(AtomicBool::new(false));
-        let receiver_ready = Arc::new(AtomicBool::new(false));
         let trigger_report = Arc::new(TriggerReport::default());
         let stimulus = config.stimulus;
         let period = stimulus.period_ns();
@@ -254,25 +252,14 @@ impl Probe for NetProbe {
             setup: stimulus.trigger_setup,
             report: trigger_report.clone(),
         };
-        let workers = vec![
-            Worker {
-                cpu: stimulus.receiver_cpu,
-                name: format!("rtlab-{}/{}", config.name, stimulus.receiver_cpu),
-                body: Box::new({
-                    let (group_stop, stop, ready) = (group_stop.clone(), stop.clone(), receiver_ready.clone());
-                    move || receiving.run(&group_stop, &stop, &ready).map(Some)
-                }),
-            },
-            Worker {
-                cpu: stimulus.trigger_cpu,
-                name: format!("rtlab-tx/{}", stimulus.trigger_cpu),
-                body: Box::new({
-                    let (group_stop, ready) = (group_stop.clone(), receiver_ready.clone());
-                    move || triggering.run(&group_stop, &ready).map(|()| None)
-                }),
-            },
-        ];
-        let (mut threads, raw_written) = run_workers(workers, &stop, Ending::Coupled { group_stop }, writer, true)?;
+        let (mut threads, raw_written) = run_receiver_and_trigger(
+            (stimulus.receiver_cpu, format!("rtlab-{}/{}", config.name, stimulus.receiver_cpu)),
+            move |group_stop, stop, ready| receiving.run(group_stop, stop, ready),
+            stimulus.trigger_cpu,
+            move |group_stop, ready| triggering.run(group_stop, ready),
+            &stop,
+            writer,
+        )?;
         for thread in &mut threads {
             thread.thread_name = format!("{}/{}", config.name, thread.cpu);
             thread.details.extend([
@@ -327,12 +314,8 @@ impl TriggerThread {
         let cpu = self.cpu;
         let _setup = self.setup.apply(cpu)?;
         let sampling_err = |source| ProbeError::Sampling { cpu, source };
-        // The receiver's set-up is not part of any stimulus's activation.
-        while !receiver_ready.load(Ordering::Acquire) {
-            if group_stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            sleep_relative_ns(1_000_000).map_err(sampling_err)?;
+        if !wait_for_receiver(group_stop, receiver_ready).map_err(sampling_err)? {
+            return Ok(());
         }
         let limit = self.stimuli.saturating_add((TRAILING_NS / self.period).max(10));
         let mut payload = [0u8; PAYLOAD_LEN];

@@ -23,7 +23,7 @@
 use crate::live::LiveStats;
 use crate::raw::{RawDrain, RawWriter};
 use crate::recorder::{raw_target, MetricRecorder};
-use crate::workers::{run_workers, Ending, Worker};
+use crate::workers::{run_receiver_and_trigger, wait_for_receiver};
 use crate::{rate_tag, Budget, Detail, Probe, ProbeError, ProbeOutput, Sampling, Stimulus, ThreadOutput};
 use rtlab_station::client::{accept_welcome, hello, silent_station};
 use rtlab_station::protocol::{self, Answer, Key, Kind, MAX_MESSAGE_LEN};
@@ -364,10 +364,8 @@ fn stimulus_message(key: &Key, session: u64, sequence: u64, out: &mut [u8; STIMU
     // Identifier and sequence of the echo: informative only (the message carries both).
     out[4..6].copy_from_slice(&(session as u16).to_be_bytes());
     out[6..8].copy_from_slice(&(sequence as u16).to_be_bytes());
-    let mut message = [0u8; MAX_MESSAGE_LEN];
     // The body (8 bytes the station echoes without reading) is unused: t1 is kept here.
-    protocol::encode(key, Kind::Stimulus, session, sequence, &[0; 8], &mut message);
-    out[8..].copy_from_slice(&message[..HEADER_AND_STIMULUS]);
+    protocol::encode(key, Kind::Stimulus, session, sequence, &[0; 8], &mut out[8..]);
     let sum = internet_checksum(out);
     out[2..4].copy_from_slice(&sum.to_be_bytes());
 }
@@ -464,8 +462,6 @@ impl Probe for RemoteProbe {
             first_sequence,
         } = *self;
         let writer = RawWriter::for_drains(raw_drains)?;
-        let group_stop = Arc::new(AtomicBool::new(false));
-        let ready = Arc::new(AtomicBool::new(false));
         let sent = Arc::new(SentTable::new());
         let stimulus = config.stimulus;
         let period = stimulus.period_ns();
@@ -500,25 +496,14 @@ impl Probe for RemoteProbe {
             cpu: stimulus.trigger_cpu,
             setup: stimulus.trigger_setup,
         };
-        let workers = vec![
-            Worker {
-                cpu: stimulus.receiver_cpu,
-                name: format!("rtlab-remote/{}", stimulus.receiver_cpu),
-                body: Box::new({
-                    let (group_stop, stop, ready) = (group_stop.clone(), stop.clone(), ready.clone());
-                    move || pairing.run(&group_stop, &stop, &ready).map(Some)
-                }),
-            },
-            Worker {
-                cpu: stimulus.trigger_cpu,
-                name: format!("rtlab-tx/{}", stimulus.trigger_cpu),
-                body: Box::new({
-                    let (group_stop, ready) = (group_stop.clone(), ready.clone());
-                    move || trigger.run(&group_stop, &ready).map(|()| None)
-                }),
-            },
-        ];
-        let (mut threads, raw_written) = run_workers(workers, &stop, Ending::Coupled { group_stop }, writer, true)?;
+        let (mut threads, raw_written) = run_receiver_and_trigger(
+            (stimulus.receiver_cpu, format!("rtlab-remote/{}", stimulus.receiver_cpu)),
+            move |group_stop, stop, ready| pairing.run(group_stop, stop, ready),
+            stimulus.trigger_cpu,
+            move |group_stop, ready| trigger.run(group_stop, ready),
+            &stop,
+            writer,
+        )?;
         let mut notes = vec![match timestamping {
             Timestamping::Hardware => {
                 "hardware timestamps: t1 is the NIC's transmit time of the stimulus, t2 and t3 its \
@@ -605,11 +590,8 @@ impl Trigger {
         let cpu = self.cpu;
         let _setup = self.setup.apply(cpu)?;
         let sampling_err = |source| ProbeError::Sampling { cpu, source };
-        while !ready.load(Ordering::Acquire) {
-            if group_stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            sleep_relative_ns(1_000_000).map_err(sampling_err)?;
+        if !wait_for_receiver(group_stop, ready).map_err(sampling_err)? {
+            return Ok(());
         }
         let mut message = [0u8; STIMULUS_ICMP_LEN];
         let mut next = monotonic_ns() + self.period;
@@ -848,10 +830,10 @@ impl Pairing {
                 }
                 if !started {
                     let start = self.sent.start_monotonic.load(Ordering::Acquire);
-                    for r in [&mut self.recorders.irq, &mut self.recorders.act, &mut self.recorders.rtt] {
-                        r.start(start);
+                    let r = &mut self.recorders;
+                    for recorder in [&mut r.irq, &mut r.act, &mut r.rtt, &mut r.station_act] {
+                        recorder.start(start);
                     }
-                    self.recorders.station_act.start(start);
                     started = true;
                 }
                 let at = self.sent.sent_monotonic[(sequence % SLOTS as u64) as usize].load(Ordering::Acquire);

@@ -186,3 +186,56 @@ fn account_not_written(threads: &mut [ThreadOutput], outcome: &RawOutcome) {
         }
     }
 }
+
+/// For a trigger of [`run_receiver_and_trigger`]: waits (1 ms sleeps) until its receiver
+/// is set up (its set-up is not part of any stimulus's latency). False when the group
+/// stopped first.
+pub fn wait_for_receiver(group_stop: &AtomicBool, ready: &AtomicBool) -> Result<bool, rtlab_sys::SysError> {
+    while !ready.load(std::sync::atomic::Ordering::Acquire) {
+        if group_stop.load(Relaxed) {
+            return Ok(false);
+        }
+        rtlab_sys::clock::sleep_relative_ns(1_000_000)?;
+    }
+    Ok(true)
+}
+
+/// A receiver and the trigger that stimulates it, on their CPUs, coupled
+/// ([`Ending::Coupled`]): the receiver is called with (group stop, run stop, ready) and sets
+/// ready once it is set up; the trigger, called with (group stop, ready), waits for it;
+/// when either ends or a stop is requested, both stop. The receiver's output is the
+/// probe's thread output.
+pub fn run_receiver_and_trigger<R, T>(
+    (receiver_cpu, receiver_name): (usize, String),
+    receive: R,
+    trigger_cpu: usize,
+    trigger: T,
+    stop: &Arc<AtomicBool>,
+    writer: Option<RawWriter>,
+) -> Result<WorkersOutput, ProbeError>
+where
+    R: FnOnce(&AtomicBool, &AtomicBool, &AtomicBool) -> Result<ThreadOutput, ProbeError> + Send + 'static,
+    T: FnOnce(&AtomicBool, &AtomicBool) -> Result<(), ProbeError> + Send + 'static,
+{
+    let group_stop = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(AtomicBool::new(false));
+    let workers = vec![
+        Worker {
+            cpu: receiver_cpu,
+            name: receiver_name,
+            body: Box::new({
+                let (group_stop, stop, ready) = (group_stop.clone(), stop.clone(), ready.clone());
+                move || receive(&group_stop, &stop, &ready).map(Some)
+            }),
+        },
+        Worker {
+            cpu: trigger_cpu,
+            name: format!("rtlab-tx/{trigger_cpu}"),
+            body: Box::new({
+                let (group_stop, ready) = (group_stop.clone(), ready.clone());
+                move || trigger(&group_stop, &ready).map(|()| None)
+            }),
+        },
+    ];
+    run_workers(workers, stop, Ending::Coupled { group_stop }, writer, true)
+}

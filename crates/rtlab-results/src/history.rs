@@ -775,6 +775,8 @@ fn read_where(
     Ok(windows)
 }
 
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 pub mod range;
 pub mod report;
 

@@ -90,12 +90,12 @@ impl StationClient {
     /// The station's counters now. A station that replaced this session (16 newer ones, or
     /// restarted) is asked again on a new session.
     pub fn status(&mut self) -> Result<StationCounters, StationError> {
-        match self.status_once() {
+        match self.status_same_session() {
             Ok(counters) => Ok(counters),
             Err(_) => {
                 let fresh = StationClient::connect(self.station, self.key.clone())?;
                 *self = fresh;
-                self.status_once()
+                self.status_same_session()
             }
         }
     }
@@ -103,10 +103,6 @@ impl StationClient {
     /// The station's counters on this session only (no new session): what keeps a load
     /// the station sends for this session alive.
     pub fn status_same_session(&mut self) -> Result<StationCounters, StationError> {
-        self.status_once()
-    }
-
-    fn status_once(&mut self) -> Result<StationCounters, StationError> {
         let body = self.request(Kind::StatusRequest, &[], Kind::Status)?;
         Ok(StationCounters::from_body(&body))
     }

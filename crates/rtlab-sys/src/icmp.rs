@@ -14,7 +14,10 @@
 //! where its driver offers them. With [`IcmpSocket::enable_tx_timestamps`] each send's
 //! transmit time comes back on the error queue ([`IcmpSocket::tx_timestamp`]).
 
-use crate::net::{enable_hardware_timestamps, hwtstamp_ioctl, scm_timestamping_ns, set_option, Timestamping};
+use crate::net::{
+    enable_hardware_timestamps, hwtstamp_ioctl, recvmsg_into, scm_timestamping_ns, set_option, Timestamping,
+    CONTROL_WORDS,
+};
 use crate::{Result, SysError};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -22,9 +25,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// ICMP echo request and echo reply types.
 pub const ECHO_REQUEST: u8 = 8;
 pub const ECHO_REPLY: u8 = 0;
-
-/// Room for the SCM_TIMESTAMPING control message; u64 keeps it aligned for `cmsghdr`.
-const CONTROL_WORDS: usize = 32;
 
 /// One ICMP message received by [`IcmpSocket::recv`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,18 +124,9 @@ impl IcmpSocket {
         let slot = self.slot();
         loop {
             let mut buf = [0u8; 64];
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-            // SAFETY: msghdr is plain data; all-zero is a valid (empty) value.
-            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = self.control.as_mut_ptr().cast();
-            msg.msg_controllen = std::mem::size_of_val(&*self.control) as _;
-            // SAFETY: `msg` points to `iov` (over `buf`) and to the control buffer, both valid
-            // and writable for their stated lengths during the call.
-            let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
-            if n >= 0 {
-                match (scm_timestamping_ns(&msg, slot), timestamp_id(&msg)) {
+            let flags = libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT;
+            let e = match recvmsg_into(fd, &mut buf, &mut self.control, None, flags) {
+                Ok((_, msg)) => match (scm_timestamping_ns(&msg, slot), timestamp_id(&msg)) {
                     (Some(ns), Some(found)) if found == id => return Ok(Some(ns)),
                     // A later id than this socket's count: the kernel spent ids on sends that
                     // failed after it numbered them. Resynchronised on the newest.
@@ -145,9 +136,9 @@ impl IcmpSocket {
                     }
                     // An older send's, or one without a time: dropped.
                     _ => continue,
-                }
-            }
-            let e = std::io::Error::last_os_error();
+                },
+                Err(e) => e,
+            };
             if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) {
                 return Err(SysError::from_io("recvmsg (error queue)", e));
             }
@@ -237,31 +228,16 @@ impl IcmpSocket {
     /// Blocks until an ICMP message arrives (or a signal interrupts the wait). One
     /// `recvmsg`; nothing allocated.
     pub fn recv(&mut self, buf: &mut [u8]) -> Result<IcmpRecv> {
-        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
         let mut from = sockaddr_in(Ipv4Addr::UNSPECIFIED);
-        // SAFETY: msghdr is plain data; all-zero is a valid (empty) value.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_name = (&mut from as *mut libc::sockaddr_in).cast();
-        msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = self.control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&*self.control) as _;
-        // SAFETY: `msg` points to `from`, to `iov` (over `buf`) and to the control buffer,
-        // all valid and writable for their stated lengths during the call.
-        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                return Ok(IcmpRecv::Interrupted);
-            }
-            return Err(SysError::from_io("recvmsg (ICMP)", e));
+        match recvmsg_into(self.fd.as_raw_fd(), buf, &mut self.control, Some(&mut from), 0) {
+            Ok((n, msg)) => Ok(IcmpRecv::Packet {
+                len: n.min(buf.len()),
+                from: Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)),
+                kernel_rx_ns: scm_timestamping_ns(&msg, self.slot()),
+            }),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(IcmpRecv::Interrupted),
+            Err(e) => Err(SysError::from_io("recvmsg (ICMP)", e)),
         }
-        Ok(IcmpRecv::Packet {
-            len: (n as usize).min(buf.len()),
-            from: Ipv4Addr::from(u32::from_be(from.sin_addr.s_addr)),
-            kernel_rx_ns: scm_timestamping_ns(&msg, self.slot()),
-        })
     }
 }
 

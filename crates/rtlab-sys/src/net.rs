@@ -49,9 +49,9 @@ pub enum RecvOutcome {
     Interrupted,
 }
 
-/// Room for one SCM_TIMESTAMPING message (three timespecs) and more; u64 elements keep
-/// it aligned for `cmsghdr`.
-const CONTROL_WORDS: usize = 32;
+/// Room for the control messages of one receive (SCM_TIMESTAMPING's three timespecs, an
+/// IP_RECVERR); u64 elements keep it aligned for `cmsghdr`.
+pub(crate) const CONTROL_WORDS: usize = 32;
 
 /// A UDP socket that receives datagrams with kernel receive timestamps.
 pub struct UdpReceiver {
@@ -186,25 +186,11 @@ impl UdpReceiver {
     /// Blocks until a datagram arrives (or a signal interrupts the wait), then returns its
     /// length and the kernel's receive timestamp. One `recvmsg`; no allocation.
     pub fn recv_with_timestamp(&mut self, buf: &mut [u8]) -> Result<RecvOutcome> {
-        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-        // SAFETY: msghdr is plain data; all-zero is a valid (empty) value.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = self.control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&*self.control) as _;
-        // SAFETY: `msg` points to `iov` (over `buf`) and to the control buffer, both valid
-        // and writable for their stated lengths during the call.
-        let n = unsafe { libc::recvmsg(self.socket.as_raw_fd(), &mut msg, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                return Ok(RecvOutcome::Interrupted);
-            }
-            return Err(SysError::from_io("recvmsg", e));
+        match recvmsg_into(self.socket.as_raw_fd(), buf, &mut self.control, None, 0) {
+            Ok((n, msg)) => Ok(RecvOutcome::Datagram { len: n.min(buf.len()), kernel_rx_ns: self.timestamp_of(&msg) }),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(RecvOutcome::Interrupted),
+            Err(e) => Err(SysError::from_io("recvmsg", e)),
         }
-        let kernel_rx_ns = self.timestamp_of(&msg);
-        Ok(RecvOutcome::Datagram { len: (n as usize).min(buf.len()), kernel_rx_ns })
     }
 
     /// The SCM_TIMESTAMPING timespec of the configured kind in `msg`'s control data.
@@ -236,6 +222,42 @@ impl AsRawFd for UdpReceiver {
     fn as_raw_fd(&self) -> libc::c_int {
         self.socket.as_raw_fd()
     }
+}
+
+/// One `recvmsg(flags)` of `fd` into `buf`, its control messages into `control` and, with
+/// `from`, the sender's address. Returns the length and the message header, whose only
+/// pointers left are to `control` (for [`scm_timestamping_ns`] and other readers of the
+/// control messages). Nothing allocated.
+pub(crate) fn recvmsg_into(
+    fd: libc::c_int,
+    buf: &mut [u8],
+    control: &mut [u64; CONTROL_WORDS],
+    from: Option<&mut libc::sockaddr_in>,
+    flags: libc::c_int,
+) -> std::io::Result<(usize, libc::msghdr)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: msghdr is plain data; all-zero is a valid (empty) value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    if let Some(from) = from {
+        msg.msg_name = (from as *mut libc::sockaddr_in).cast();
+        msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    }
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(control) as _;
+    // SAFETY: `msg` points to `iov` (over `buf`), to `from` when given and to `control`, all
+    // valid and writable for their stated lengths during the call.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, flags) };
+    // `iov` and `from` end here: only the control buffer stays pointed to.
+    msg.msg_iov = std::ptr::null_mut();
+    msg.msg_iovlen = 0;
+    msg.msg_name = std::ptr::null_mut();
+    msg.msg_namelen = 0;
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((n as usize, msg))
 }
 
 /// The timespec at `slot` (0: software, 2: raw hardware) of the SCM_TIMESTAMPING message in

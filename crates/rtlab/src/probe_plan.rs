@@ -101,19 +101,17 @@ pub struct StationTarget {
 
 /// `--station` and `--key`: both or neither; `remote` and the `remote:` loads need them.
 fn resolve_station(args: &crate::cli::RunArgs, remote_used: bool) -> anyhow::Result<Option<StationTarget>> {
-    // A scenario of remote loads, given directly or as a preset.
-    let remote_loads = args.load.as_deref().is_some_and(|list| {
-        list.split(',').map(str::trim).any(|name| {
-            let spec = args.presets.get(name).map_or(name, String::as_str);
-            spec.contains("remote:") || spec.contains("station:")
+    // Whether a scenario, given directly or as a preset, has a load of this kind.
+    let loads_of = |kind: &str| {
+        args.load.as_deref().is_some_and(|list| {
+            list.split(',')
+                .map(str::trim)
+                .any(|name| args.presets.get(name).map_or(name, String::as_str).contains(kind))
         })
-    });
+    };
     // Loads the station sends need the station and its key (remote: loads name a host).
-    let station_loads = args.load.as_deref().is_some_and(|list| {
-        list.split(',')
-            .map(str::trim)
-            .any(|name| args.presets.get(name).map_or(name, String::as_str).contains("station:"))
-    });
+    let station_loads = loads_of("station:");
+    let remote_loads = station_loads || loads_of("remote:");
     match (&args.station, &args.key) {
         (None, None) if args.station_later => Ok(None),
         (None, None) if station_loads => {

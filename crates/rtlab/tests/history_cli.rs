@@ -4,9 +4,8 @@
 mod common;
 
 use common::rtlab;
-use rtlab_analysis::{LatencyHistogram, Moments};
+use rtlab_results::history::fixtures::{self, host};
 use rtlab_results::history::{HistoryDb, MonitorSettings, Resolution, WindowMetric, WindowRecord};
-use rtlab_results::host::SystemInfo;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -16,52 +15,13 @@ const MINUTE: i64 = 60_000_000_000;
 const HOUR: i64 = 60 * MINUTE;
 const DAY: i64 = 24 * HOUR;
 
-fn host(kernel: &str) -> SystemInfo {
-    serde_json::from_value(serde_json::json!({
-        "hostname": "board-1", "kernel_release": kernel, "kernel_version": "#1 SMP PREEMPT_RT",
-        "machine": "x86_64", "preemption_model": "PREEMPT_RT", "preemption_dynamic_mode": null,
-        "preemption_evidence": [], "kernel_cmdline": "isolcpus=1", "isolated_cpus": [1],
-        "nohz_full_cpus": [], "cpu_model": "test", "online_cpus": [0, 1], "smt_sibling_groups": [],
-        "frequency_governors": [], "clocksource": "tsc",
-        "virtualization": {"guest": false, "hypervisor": null, "evidence": []},
-        "rt_throttling": {"period_us": 1000000, "runtime_us": -1},
-        "privileges": {"euid": 0, "cap_sys_nice": true, "cap_ipc_lock": true, "rtprio_limit": 0, "memlock_limit_bytes": null}
-    }))
-    .expect("host fixture")
-}
-
 fn settings() -> MonitorSettings {
-    MonitorSettings {
-        rtlab_version: "0.1.0".into(),
-        command_line: vec!["rtlab".into(), "monitor".into()],
-        interval_ns: 1_000_000,
-        window_ns: MINUTE as u64,
-        cpus: vec![0, 1],
-        policy: rtlab_results::host::Policy::Fifo,
-        priority: 95,
-        histogram_max_ns: 1_000_000_000,
-        schedule: String::new(),
-        real_time: true,
-        notes: vec![],
-    }
+    fixtures::settings(&["rtlab", "monitor"])
 }
 
 /// CPU `cpu`: 1000 samples from `base` in 10 ns steps.
 fn metric(cpu: usize, base: i64) -> WindowMetric {
-    let mut histogram = LatencyHistogram::new(1_000_000_000).unwrap();
-    let mut moments = Moments::new();
-    for j in 0..1000 {
-        histogram.record(base + j * 10);
-        moments.record(base + j * 10);
-    }
-    WindowMetric {
-        cpu,
-        metric: "timer.latency".into(),
-        moments,
-        histogram: histogram.encode().unwrap(),
-        overruns: 0,
-        lost: 0,
-    }
+    fixtures::metric(cpu, (0..1000).map(|j| base + j * 10), 0, 0)
 }
 
 fn window(start: i64, base: i64) -> WindowRecord {

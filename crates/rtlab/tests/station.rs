@@ -95,6 +95,61 @@ fn detail(m: &serde_json::Value, key: &str) -> i64 {
     m["details"][key].as_i64().unwrap_or_else(|| panic!("detail {key} in {}", m["details"]))
 }
 
+/// The value of an achieved row `name` of the first load of scenario `scenario`.
+fn achieved(run: &serde_json::Value, scenario: usize, name: &str) -> f64 {
+    let load = &run["scenarios"][scenario]["loads"][0];
+    load["achieved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {load}"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+/// Two network namespaces and a key file both hosts read: the measuring host and the
+/// station at 192.0.2.2:7450.
+struct Lab {
+    hosts: TwoHosts,
+    dir: tempfile::TempDir,
+    key: std::path::PathBuf,
+    address: SocketAddrV4,
+}
+
+impl Lab {
+    fn new(tag: &str) -> Lab {
+        let hosts = TwoHosts::create(tag).expect("two network namespaces");
+        let dir = tempfile::tempdir().unwrap();
+        let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
+        let address = SocketAddrV4::new(hosts.station_addr, 7450);
+        Lab { hosts, dir, key, address }
+    }
+
+    /// `rtlab station` in the station's namespace with `extra` flags, given time to listen.
+    fn station(&self, extra: &[&str]) -> StationProcess {
+        let mut command = self.hosts.command(&self.hosts.station, rtlab_path());
+        command.current_dir(self.dir.path());
+        let station = StationProcess::start_with(command, &self.address.to_string(), &self.key, extra);
+        std::thread::sleep(Duration::from_millis(500));
+        station
+    }
+
+    /// `rtlab ARGS --station ADDRESS --key KEY -o OUT` on the measuring host.
+    fn measure(&self, args: &[&str], out: &Path) -> Command {
+        let mut command = self.hosts.command(&self.hosts.measuring, rtlab_path());
+        command
+            .args(args)
+            .arg("--station")
+            .arg(self.address.to_string())
+            .arg("--key")
+            .arg(&self.key)
+            .arg("-o")
+            .arg(out);
+        command
+    }
+}
+
 /// Two namespaces: a run with an idle and a flooded scenario. Every stimulus is a sample or
 /// counted lost; per sample irq + act + Δ + δ̄ = rtt exactly; δ was calibrated; the flood
 /// reached the station's sink at the rate the sender reports.
@@ -103,15 +158,10 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
     if !can_run("the namespaced remote run") {
         return;
     }
-    let hosts = TwoHosts::create("remote").expect("two network namespaces");
-    let dir = tempfile::tempdir().unwrap();
-    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
-    let station_address = SocketAddrV4::new(hosts.station_addr, 7450);
-    let station =
-        StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &station_address.to_string(), &key);
-    std::thread::sleep(Duration::from_millis(500));
+    let lab = Lab::new("remote");
+    let station = lab.station(&[]);
     // The veth end towards the station: asked for hardware timestamps, which a veth has not.
-    let links = hosts.command(&hosts.measuring, "ip").args(["-o", "link", "show"]).output().unwrap();
+    let links = lab.hosts.command(&lab.hosts.measuring, "ip").args(["-o", "link", "show"]).output().unwrap();
     let links = String::from_utf8_lossy(&links.stdout).to_string();
     let veth = links
         .lines()
@@ -120,19 +170,10 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
         .find(|name| *name != "lo")
         .unwrap_or_else(|| panic!("no veth in {links}"))
         .to_string();
-    let out = dir.path().join("run");
-    let output = hosts
-        .command(&hosts.measuring, rtlab_path())
-        .args(["run", "-P", "remote", "--rate", "100", "--duration", "3s", "--raw", "-q", "--interface", &veth])
-        .arg("--station")
-        .arg(station_address.to_string())
-        .arg("--key")
-        .arg(&key)
-        .args(["--load", "idle,remote:udp-flood:rate=20000,remote:comms:rate=20MB/s,remote:ping-flood:rate=2000"])
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let out = lab.dir.path().join("run");
+    let loads = "idle,remote:udp-flood:rate=20000,remote:comms:rate=20MB/s,remote:ping-flood:rate=2000";
+    let args = ["run", "-P", "remote", "--rate", "100", "--duration", "3s", "--raw", "-q", "--interface", &veth];
+    let output = lab.measure(&args, &out).args(["--load", loads]).output().unwrap();
     assert!(output.status.success(), "rtlab run failed: {}", String::from_utf8_lossy(&output.stderr));
     let run = run_json(&out);
     let said = run.to_string();
@@ -170,17 +211,7 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
         assert!(detail(m, "crossed") + detail(m, "negative_act") <= u(m, "count") as i64);
     }
     // The loads reached the station: what it counted per second is what was sent.
-    let achieved = |scenario: usize, name: &str| {
-        let load = &run["scenarios"][scenario]["loads"][0];
-        load["achieved"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["name"] == name)
-            .unwrap_or_else(|| panic!("{name} in {load}"))["value"]
-            .as_f64()
-            .unwrap()
-    };
+    let achieved = |scenario: usize, name: &str| achieved(&run, scenario, name);
     assert_eq!(run["scenarios"][1]["loads"][0]["name"], "remote:udp-flood");
     let (sent, received) = (achieved(1, "packets/s sent"), achieved(1, "station: datagrams/s received"));
     assert!(sent > 10_000.0, "the flood ran at {sent}/s");
@@ -194,7 +225,7 @@ fn a_namespaced_remote_run_accounts_for_every_stimulus_and_adds_up() {
     let (status, text) = station.stop();
     assert!(status.success(), "the station exits 0 on SIGTERM: {text}");
     assert!(text.contains("station: answered"), "{text}");
-    drop(hosts);
+    drop(lab);
 }
 
 /// Sends `count` ICMP echo requests carrying `payload` to `to`.
@@ -364,39 +395,15 @@ fn the_station_sends_the_loads_asked_for_and_both_sides_count_them() {
     if !can_run("the station's loads") {
         return;
     }
-    let hosts = TwoHosts::create("loads").expect("two network namespaces");
-    let dir = tempfile::tempdir().unwrap();
-    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
-    let address = SocketAddrV4::new(hosts.station_addr, 7450);
-    let mut station_command = hosts.command(&hosts.station, rtlab_path());
-    station_command.current_dir(dir.path());
-    let station = StationProcess::start_with(station_command, &address.to_string(), &key, &["--serve-loads"]);
-    std::thread::sleep(Duration::from_millis(500));
-    let out = dir.path().join("run");
-    let output = hosts
-        .command(&hosts.measuring, rtlab_path())
-        .args(["run", "-P", "timer", "--duration", "2s", "-q", "--settle", "1s", "--station"])
-        .arg(address.to_string())
-        .arg("--key")
-        .arg(&key)
-        .args(["--load", "station:udp-flood:rate=20000,station:comms:rate=20MB/s,station:ping-flood:rate=2000"])
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let lab = Lab::new("loads");
+    let station = lab.station(&["--serve-loads"]);
+    let out = lab.dir.path().join("run");
+    let loads = "station:udp-flood:rate=20000,station:comms:rate=20MB/s,station:ping-flood:rate=2000";
+    let args = ["run", "-P", "timer", "--duration", "2s", "-q", "--settle", "1s", "--load", loads];
+    let output = lab.measure(&args, &out).output().unwrap();
     assert!(output.status.success(), "rtlab run failed: {}", String::from_utf8_lossy(&output.stderr));
     let run = run_json(&out);
-    let achieved = |scenario: usize, name: &str| {
-        let load = &run["scenarios"][scenario]["loads"][0];
-        load["achieved"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["name"] == name)
-            .unwrap_or_else(|| panic!("{name} in {load}"))["value"]
-            .as_f64()
-            .unwrap()
-    };
+    let achieved = |scenario: usize, name: &str| achieved(&run, scenario, name);
     let (sent, received) = (achieved(0, "station: datagrams sent"), achieved(0, "packets received"));
     assert!(sent > 10_000.0, "the station sent {sent} datagrams");
     assert!(received >= 0.99 * sent && received <= sent, "the station sent {sent}, this host received {received}");
@@ -408,18 +415,9 @@ fn the_station_sends_the_loads_asked_for_and_both_sides_count_them() {
     assert!(status.success(), "{text}");
 
     // A station that does not serve loads refuses; the scenario is marked, exit 3.
-    let plain = StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &address.to_string(), &key);
-    std::thread::sleep(Duration::from_millis(500));
-    let output = hosts
-        .command(&hosts.measuring, rtlab_path())
-        .args(["run", "-P", "timer", "--duration", "1s", "-q", "--load", "station:udp-flood", "--station"])
-        .arg(address.to_string())
-        .arg("--key")
-        .arg(&key)
-        .arg("-o")
-        .arg(dir.path().join("refused"))
-        .output()
-        .unwrap();
+    let plain = lab.station(&[]);
+    let args = ["run", "-P", "timer", "--duration", "1s", "-q", "--load", "station:udp-flood"];
+    let output = lab.measure(&args, &lab.dir.path().join("refused")).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("refused to send udp-flood") && stderr.contains("--serve-loads"), "{stderr}");
@@ -434,24 +432,11 @@ fn a_station_that_dies_mid_run_leaves_every_stimulus_accounted_for() {
     if !can_run("the dying station") {
         return;
     }
-    let hosts = TwoHosts::create("dies").expect("two network namespaces");
-    let dir = tempfile::tempdir().unwrap();
-    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
-    let address = SocketAddrV4::new(hosts.station_addr, 7450);
-    let station = StationProcess::start(hosts.command(&hosts.station, rtlab_path()), &address.to_string(), &key);
-    std::thread::sleep(Duration::from_millis(500));
-    let out = dir.path().join("run");
-    let run = hosts
-        .command(&hosts.measuring, rtlab_path())
-        .args(["run", "-P", "remote", "--rate", "50", "--duration", "4s", "--delta", "10us", "--load", "idle", "-q"])
-        .arg("--station")
-        .arg(address.to_string())
-        .arg("--key")
-        .arg(&key)
-        .arg("-o")
-        .arg(&out)
-        .spawn()
-        .unwrap();
+    let lab = Lab::new("dies");
+    let station = lab.station(&[]);
+    let out = lab.dir.path().join("run");
+    let args = ["run", "-P", "remote", "--rate", "50", "--duration", "4s", "--delta", "10us", "--load", "idle", "-q"];
+    let run = lab.measure(&args, &out).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(2_500));
     drop(station); // SIGKILL
     let output = run.wait_with_output().unwrap();
@@ -473,25 +458,10 @@ fn the_regnier_suite_with_a_station_fills_experiment_2() {
     if !can_run("the regnier-2008 suite with a station") {
         return;
     }
-    let hosts = TwoHosts::create("suite").expect("two network namespaces");
-    let dir = tempfile::tempdir().unwrap();
-    let key = write_key(dir.path(), "station.key", "a key shared by both hosts, 38 bytes\n");
-    let address = SocketAddrV4::new(hosts.station_addr, 7450);
-    let mut station_command = hosts.command(&hosts.station, rtlab_path());
-    station_command.current_dir(dir.path());
-    let station = StationProcess::start_with(station_command, &address.to_string(), &key, &[]);
-    std::thread::sleep(Duration::from_millis(500));
-    let out = dir.path().join("suite");
-    let output = hosts
-        .command(&hosts.measuring, rtlab_path())
-        .args(["suite", "regnier-2008", "--quick", "-q", "--station"])
-        .arg(address.to_string())
-        .arg("--key")
-        .arg(&key)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let lab = Lab::new("suite");
+    let station = lab.station(&[]);
+    let out = lab.dir.path().join("suite");
+    let output = lab.measure(&["suite", "regnier-2008", "--quick", "-q"], &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     // 3 only where the split (experiment 1's timer conditions) cannot trace the kernel.
     assert!(matches!(output.status.code(), Some(0) | Some(3)), "{stderr}");

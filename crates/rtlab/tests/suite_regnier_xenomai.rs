@@ -132,13 +132,37 @@ fn regnier_measures_network_events_at_20_hz_for_ten_minutes_without_and_with_loa
     assert!(!without.contains_key("long"), "only the loaded run is the 14-hour one");
 }
 
+/// One experiment's rows of Table 1, per platform: (no load: L_irq Mean SD Min Max, L_act
+/// Mean SD Min Max), (load: the same).
+type PrintedRows = [(&'static str, [&'static str; 8], [&'static str; 8]); 4];
+
+/// The tables (no load, load) of `tables`, each of its condition: L_irq (`metrics[0]`) then
+/// L_act, Mean SD Min Max; and the paper's rows exactly as `printed`.
+fn assert_printed_rows(s: &toml::Table, tables: [(&str, &str); 2], metrics: [&str; 2], printed: &PrintedRows) {
+    let stats = ["mean", "stddev", "min", "max"];
+    for (load, (id, condition_name)) in tables.into_iter().enumerate() {
+        let t = table(s, id);
+        let expected_columns: Vec<(String, String, String)> = metrics
+            .iter()
+            .flat_map(|m| stats.iter().map(move |st| (condition_name.to_string(), m.to_string(), st.to_string())))
+            .collect();
+        assert_eq!(columns(t), expected_columns, "{id}: L_irq then L_act, Mean SD Min Max");
+        let rows = t["paper_rows"].as_array().unwrap();
+        assert_eq!(rows.len(), printed.len());
+        for (row, (platform, no, yes)) in rows.iter().zip(printed) {
+            let row = row.as_table().unwrap();
+            assert!(row["label"].as_str().unwrap().starts_with(platform), "{id}: {row:?}");
+            let values = strings(&row["values"]);
+            assert_eq!(values, if load == 0 { no.to_vec() } else { yes.to_vec() }, "{id}: {platform}");
+        }
+    }
+}
+
 #[test]
 fn regnier_table_1_is_experiment_1_as_printed() {
     let s = suite("regnier-2008");
-    let stats = ["mean", "stddev", "min", "max"];
-    // Table 1, rows "Exp. 1", per platform: (no load: L_irq Mean SD Min Max, L_act ...),
-    // (load: ...), exactly as the paper prints them.
-    let printed: [(&str, [&str; 8], [&str; 8]); 4] = [
+    // Table 1, rows "Exp. 1", exactly as the paper prints them.
+    let printed: PrintedRows = [
         (
             "Linux Std",
             ["8.9", "0.3", "8.7", "18.4", "4.6", "0.4", "4.4", "16.2"],
@@ -160,22 +184,12 @@ fn regnier_table_1_is_experiment_1_as_printed() {
             ["10.2", "0.1", "8.8", "20.8", "8.7", "0.3", "1.8", "18.7"],
         ),
     ];
-    for (id, condition_name, load) in [("table-1-no-load", "without-load", 0), ("table-1-load", "with-load", 1)] {
-        let t = table(&s, id);
-        let expected_columns: Vec<(String, String, String)> = ["net.delivery", "net.activation"]
-            .iter()
-            .flat_map(|m| stats.iter().map(move |st| (condition_name.to_string(), m.to_string(), st.to_string())))
-            .collect();
-        assert_eq!(columns(t), expected_columns, "{id}: L_irq then L_act, Mean SD Min Max");
-        let rows = t["paper_rows"].as_array().unwrap();
-        assert_eq!(rows.len(), printed.len());
-        for (row, (platform, no, yes)) in rows.iter().zip(printed) {
-            let row = row.as_table().unwrap();
-            assert!(row["label"].as_str().unwrap().starts_with(platform), "{id}: {row:?}");
-            let values = strings(&row["values"]);
-            assert_eq!(values, if load == 0 { no.to_vec() } else { yes.to_vec() }, "{id}: {platform}");
-        }
-    }
+    assert_printed_rows(
+        &s,
+        [("table-1-no-load", "without-load"), ("table-1-load", "with-load")],
+        ["net.delivery", "net.activation"],
+        &printed,
+    );
 }
 
 /// Experiment 2: a second station measures (remote probe, 20 Hz), without load and under
@@ -191,7 +205,7 @@ fn regnier_experiment_2_needs_a_station_and_fills_table_1_exp_2_rows() {
         assert_eq!(strings(&c["needs"]), ["station"]);
         assert_eq!(c["duration"].as_str(), Some("10m"));
     }
-    let printed: [(&str, [&str; 8], [&str; 8]); 4] = [
+    let printed: PrintedRows = [
         (
             "Linux Std",
             ["9.0", "0.4", "8.8", "18.4", "3.6", "0.6", "-1.3", "19.0"],
@@ -213,23 +227,12 @@ fn regnier_experiment_2_needs_a_station_and_fills_table_1_exp_2_rows() {
             ["11.3", "1.2", "9.0", "19.7", "9.8", "2.0", "2.7", "11.8"],
         ),
     ];
-    let stats = ["mean", "stddev", "min", "max"];
-    for (id, condition_name, load) in
-        [("table-1-exp2-no-load", "exp2-without-load", 0), ("table-1-exp2-load", "exp2-with-load", 1)]
-    {
-        let t = table(&s, id);
-        let expected: Vec<(String, String, String)> = ["remote.irq", "remote.act"]
-            .iter()
-            .flat_map(|m| stats.iter().map(move |st| (condition_name.to_string(), m.to_string(), st.to_string())))
-            .collect();
-        assert_eq!(columns(t), expected, "{id}");
-        let rows = t["paper_rows"].as_array().unwrap();
-        for (row, (platform, no, yes)) in rows.iter().zip(printed) {
-            let row = row.as_table().unwrap();
-            assert!(row["label"].as_str().unwrap().starts_with(platform), "{id}: {row:?}");
-            assert_eq!(strings(&row["values"]), if load == 0 { no.to_vec() } else { yes.to_vec() }, "{id}: {platform}");
-        }
-    }
+    assert_printed_rows(
+        &s,
+        [("table-1-exp2-no-load", "exp2-without-load"), ("table-1-exp2-load", "exp2-with-load")],
+        ["remote.irq", "remote.act"],
+        &printed,
+    );
 }
 
 #[test]

@@ -68,6 +68,8 @@ pub fn svg_sized(width: u32, height: u32, label: &str, draw: impl FnOnce(&Area) 
 pub enum Mark {
     Line,
     Dashed,
+    /// A filled band (the history's gaps).
+    Band,
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +123,7 @@ pub fn legend(area: &Area, items: &[LegendItem]) -> Drawn {
                     area.draw(&PathElement::new(vec![(start, y), (start + 7, y)], style))?;
                 }
             }
+            Mark::Band => area.draw(&Rectangle::new([(x, y - 8), (x + 32, y + 8)], style))?,
         }
         area.draw(&Text::new(item.text.clone(), (x + 40, y), text_style(TEXT_SIZE, INK, HPos::Left)))?;
     }
@@ -139,6 +142,45 @@ pub fn text_line(area: &Area, text: &str, y: i32, colour: RGBColor, bold: bool) 
     Ok(())
 }
 
+/// A chart on `area` in the figures' look: margins, axes, ticks, grid and axis titles; the x
+/// ticks read `x_label` of the data value (the history's times), the y ticks the axis's own.
+pub(crate) type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Coord>;
+
+pub(crate) fn chart<'a, 'b>(
+    area: &'a Area<'b>,
+    x: &Axis,
+    y: &Axis,
+    x_label: &dyn Fn(f64) -> String,
+    x_desc: &str,
+    y_desc: &str,
+) -> Drawn<Chart<'a, 'b>> {
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(10)
+        .margin_right(28)
+        .margin_left(8)
+        .x_label_area_size(54)
+        .y_label_area_size(84)
+        .build_cartesian_2d(x.coord(), y.coord())?;
+    {
+        let (xa, ya) = (x.clone(), y.clone());
+        let x_formatter = move |v: &f64| x_label(xa.from_plot(*v));
+        let y_formatter = move |v: &f64| ya.label(ya.from_plot(*v));
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&x_formatter)
+            .y_label_formatter(&y_formatter)
+            .label_style((FONT, TICK_SIZE).into_font().color(&INK))
+            .axis_desc_style((FONT, TEXT_SIZE).into_font().color(&INK))
+            .bold_line_style(GRID)
+            .light_line_style(GRID_LIGHT)
+            .axis_style(INK)
+            .draw()?;
+    }
+    Ok(chart)
+}
+
 /// A chart on an area: axes, ticks, grid and axis titles, and the drawing operations in data
 /// units.
 pub struct Plot<'a, 'b> {
@@ -149,30 +191,8 @@ pub struct Plot<'a, 'b> {
 
 impl<'a, 'b> Plot<'a, 'b> {
     pub fn new(area: &'a Area<'b>, x: Axis, y: Axis, x_desc: &str, y_desc: &str) -> Drawn<Plot<'a, 'b>> {
-        let mut chart = ChartBuilder::on(area)
-            .margin_top(10)
-            .margin_right(28)
-            .margin_left(8)
-            .x_label_area_size(54)
-            .y_label_area_size(84)
-            .build_cartesian_2d(x.coord(), y.coord())?;
-        {
-            let (xa, ya) = (x.clone(), y.clone());
-            let x_label = move |v: &f64| xa.label(xa.from_plot(*v));
-            let y_label = move |v: &f64| ya.label(ya.from_plot(*v));
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc(y_desc)
-                .x_label_formatter(&x_label)
-                .y_label_formatter(&y_label)
-                .label_style((FONT, TICK_SIZE).into_font().color(&INK))
-                .axis_desc_style((FONT, TEXT_SIZE).into_font().color(&INK))
-                .bold_line_style(GRID)
-                .light_line_style(GRID_LIGHT)
-                .axis_style(INK)
-                .draw()?;
-        }
+        let xa = x.clone();
+        let chart = chart(area, &x, &y, &move |v| xa.label(v), x_desc, y_desc)?;
         Ok(Plot { chart, x, y })
     }
 

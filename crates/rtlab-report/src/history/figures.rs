@@ -9,11 +9,11 @@
 //! - the percentiles per day (p50, p99, p99.9, max) over the days.
 
 use crate::figures::axis::Axis;
-use crate::figures::canvas::{svg, Area, DrawError, Drawn, FONT, LEGEND_ROW, TEXT_SIZE, TICK_SIZE, WIDTH};
-use crate::figures::palette::{self, GRID, GRID_LIGHT, INK};
+use crate::figures::canvas::{chart, legend, legend_height, svg, text_style, DrawError, LegendItem, Mark, TICK_SIZE};
+use crate::figures::palette::{self, INK};
 use crate::figures::{slug, Figure};
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::HPos;
 use rtlab_results::history::range::{utc_day, DAY_NS};
 use rtlab_results::history::report::{EventKind, HistoryReport, BIN_NS};
 
@@ -24,103 +24,6 @@ const GAP_FILL: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
 const CHANGE: RGBColor = RGBColor(0xB0, 0x00, 0x20);
 /// From this many rows on, the maxima are dots rather than a line.
 const DENSE_ROWS: usize = 300;
-
-fn text_style(size: f64, colour: RGBColor, h: HPos) -> TextStyle<'static> {
-    TextStyle { color: colour.to_backend_color(), pos: Pos::new(h, VPos::Center), ..(FONT, size).into_font().into() }
-}
-
-/// How a legend entry is drawn.
-#[derive(Clone, Copy, PartialEq)]
-enum Mark {
-    Line,
-    Dashed,
-    Band,
-}
-
-struct LegendItem {
-    text: String,
-    colour: RGBColor,
-    mark: Mark,
-}
-
-fn legend_layout(items: &[LegendItem]) -> Vec<(i32, u32)> {
-    let mut out = Vec::new();
-    let (mut x, mut row) = (16.0, 0u32);
-    for item in items {
-        let w = 40.0 + item.text.chars().count() as f64 * TEXT_SIZE / 1.24 * 0.56 + 24.0;
-        if x > 16.0 && x + w > f64::from(WIDTH) - 16.0 {
-            x = 16.0;
-            row += 1;
-        }
-        out.push((x as i32, row));
-        x += w;
-    }
-    out
-}
-
-fn legend_height(items: &[LegendItem]) -> u32 {
-    legend_layout(items).last().map_or(0, |(_, row)| (row + 1) * LEGEND_ROW + 8)
-}
-
-fn legend(area: &Area, items: &[LegendItem]) -> Drawn {
-    for (item, (x, row)) in items.iter().zip(legend_layout(items)) {
-        let y = (row * LEGEND_ROW + LEGEND_ROW / 2) as i32;
-        let style = ShapeStyle { color: item.colour.to_rgba(), filled: true, stroke_width: 3 };
-        match item.mark {
-            Mark::Line => area.draw(&PathElement::new(vec![(x, y), (x + 32, y)], style))?,
-            Mark::Dashed => {
-                for dash in 0..3 {
-                    let start = x + dash * 12;
-                    area.draw(&PathElement::new(vec![(start, y), (start + 7, y)], style))?;
-                }
-            }
-            Mark::Band => area.draw(&Rectangle::new([(x, y - 8), (x + 32, y + 8)], style))?,
-        }
-        area.draw(&Text::new(item.text.clone(), (x + 40, y), text_style(TEXT_SIZE, INK, HPos::Left)))?;
-    }
-    Ok(())
-}
-
-type Chart<'a, 'b> = ChartContext<
-    'a,
-    SVGBackend<'b>,
-    plotters::coord::cartesian::Cartesian2d<crate::figures::axis::PlotRange, crate::figures::axis::PlotRange>,
->;
-
-fn chart<'a, 'b>(
-    area: &'a Area<'b>,
-    x: &Axis,
-    y: &Axis,
-    x_label: &dyn Fn(f64) -> String,
-    x_desc: &str,
-    y_desc: &str,
-) -> Drawn<Chart<'a, 'b>> {
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(10)
-        .margin_right(28)
-        .margin_left(8)
-        .x_label_area_size(54)
-        .y_label_area_size(84)
-        .build_cartesian_2d(x.coord(), y.coord())?;
-    {
-        let (xa, ya) = (x.clone(), y.clone());
-        let x_formatter = move |v: &f64| x_label(xa.from_plot(*v));
-        let y_formatter = move |v: &f64| ya.label(ya.from_plot(*v));
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&x_formatter)
-            .y_label_formatter(&y_formatter)
-            .label_style((FONT, TICK_SIZE).into_font().color(&INK))
-            .axis_desc_style((FONT, TEXT_SIZE).into_font().color(&INK))
-            .bold_line_style(GRID)
-            .light_line_style(GRID_LIGHT)
-            .axis_style(INK)
-            .draw()?;
-    }
-    Ok(chart)
-}
 
 /// The time axis of a range: its unit (ns per unit), origin and tick labels.
 struct TimeAxis {

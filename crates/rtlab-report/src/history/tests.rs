@@ -1,60 +1,20 @@
 use super::*;
-use rtlab_analysis::{LatencyHistogram, Moments};
+pub(crate) use rtlab_results::history::fixtures::{self, host};
 use rtlab_results::history::range::{TimeRange, DAY_NS};
 use rtlab_results::history::report::{EventKind, HistoryQuery};
 use rtlab_results::history::{HistoryDb, MonitorSettings, Resolution, WindowMetric, WindowRecord};
-use rtlab_results::host::SystemInfo;
 
 /// 2026-11-20 00:00:00 UTC.
 pub(crate) const T0: i64 = 1_795_132_800_000_000_000;
 const MINUTE: i64 = 60_000_000_000;
 const HOUR: i64 = 60 * MINUTE;
 
-pub(crate) fn host(kernel: &str) -> SystemInfo {
-    serde_json::from_value(serde_json::json!({
-        "hostname": "board-1", "kernel_release": kernel, "kernel_version": "#1 SMP PREEMPT_RT",
-        "machine": "x86_64", "preemption_model": "PREEMPT_RT", "preemption_dynamic_mode": null,
-        "preemption_evidence": [], "kernel_cmdline": "isolcpus=1", "isolated_cpus": [1],
-        "nohz_full_cpus": [], "cpu_model": "test", "online_cpus": [0, 1], "smt_sibling_groups": [],
-        "frequency_governors": [], "clocksource": "tsc",
-        "virtualization": {"guest": false, "hypervisor": null, "evidence": []},
-        "rt_throttling": {"period_us": 1000000, "runtime_us": -1},
-        "privileges": {"euid": 0, "cap_sys_nice": true, "cap_ipc_lock": true, "rtprio_limit": 0, "memlock_limit_bytes": null}
-    }))
-    .expect("host fixture")
-}
-
 pub(crate) fn settings() -> MonitorSettings {
-    MonitorSettings {
-        rtlab_version: "0.1.0".into(),
-        command_line: vec!["rtlab".into(), "monitor".into(), "--window".into(), "1m".into()],
-        interval_ns: 1_000_000,
-        window_ns: MINUTE as u64,
-        cpus: vec![0, 1],
-        policy: rtlab_results::host::Policy::Fifo,
-        priority: 95,
-        histogram_max_ns: 1_000_000_000,
-        schedule: String::new(),
-        real_time: true,
-        notes: vec![],
-    }
+    fixtures::settings(&["rtlab", "monitor", "--window", "1m"])
 }
 
 fn metric(cpu: usize, values: impl IntoIterator<Item = i64>) -> WindowMetric {
-    let mut histogram = LatencyHistogram::new(1_000_000_000).unwrap();
-    let mut moments = Moments::new();
-    for v in values {
-        histogram.record(v);
-        moments.record(v);
-    }
-    WindowMetric {
-        cpu,
-        metric: "timer.latency".into(),
-        moments,
-        histogram: histogram.encode().unwrap(),
-        overruns: 1,
-        lost: 0,
-    }
+    fixtures::metric(cpu, values, 1, 0)
 }
 
 /// A window at `start`: CPU 0 has 1000 samples from `base` in 10 ns steps (the last one

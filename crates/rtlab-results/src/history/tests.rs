@@ -1,53 +1,12 @@
+use super::fixtures::{self, host};
 use super::*;
-use crate::host::{PreemptionModel, SystemInfo};
-
-fn host(kernel: &str) -> SystemInfo {
-    let mut host: SystemInfo = serde_json::from_value(serde_json::json!({
-        "hostname": "board-1", "kernel_release": kernel, "kernel_version": "#1 SMP PREEMPT_RT",
-        "machine": "x86_64", "preemption_model": "PREEMPT_RT", "preemption_dynamic_mode": null,
-        "preemption_evidence": [], "kernel_cmdline": "isolcpus=1", "isolated_cpus": [1],
-        "nohz_full_cpus": [], "cpu_model": "test", "online_cpus": [0, 1], "smt_sibling_groups": [],
-        "frequency_governors": [], "clocksource": "tsc",
-        "virtualization": {"guest": false, "hypervisor": null, "evidence": []},
-        "rt_throttling": {"period_us": 1000000, "runtime_us": -1},
-        "privileges": {"euid": 0, "cap_sys_nice": true, "cap_ipc_lock": true, "rtprio_limit": 0, "memlock_limit_bytes": null}
-    }))
-    .expect("host fixture");
-    host.preemption_model = PreemptionModel::PreemptRt;
-    host
-}
 
 fn settings() -> MonitorSettings {
-    MonitorSettings {
-        rtlab_version: "0.1.0".into(),
-        command_line: vec!["rtlab".into(), "monitor".into()],
-        interval_ns: 1_000_000,
-        window_ns: 60_000_000_000,
-        cpus: vec![0, 1],
-        policy: crate::host::Policy::Fifo,
-        priority: 95,
-        histogram_max_ns: 1_000_000_000,
-        schedule: String::new(),
-        real_time: true,
-        notes: vec![],
-    }
+    fixtures::settings(&["rtlab", "monitor"])
 }
 
 fn metric(cpu: usize, values: &[i64]) -> WindowMetric {
-    let mut histogram = LatencyHistogram::new(1_000_000_000).unwrap();
-    let mut moments = Moments::new();
-    for &v in values {
-        histogram.record(v);
-        moments.record(v);
-    }
-    WindowMetric {
-        cpu,
-        metric: "timer.latency".into(),
-        moments,
-        histogram: histogram.encode().unwrap(),
-        overruns: 1,
-        lost: 2,
-    }
+    fixtures::metric(cpu, values.iter().copied(), 1, 2)
 }
 
 fn window(start_ns: i64, values: &[i64]) -> WindowRecord {

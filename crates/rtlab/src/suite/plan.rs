@@ -58,10 +58,7 @@ fn estimate(c: &Condition, mode: Mode) -> anyhow::Result<u64> {
     // The station's variant is checked too (its loads only at run time, with the station).
     if c.keys_with_station(mode).is_some() {
         let args = run_args_with_station(c, mode, RunArgs { station_later: true, ..RunArgs::default() })?;
-        let one = RunArgs { load: Some("idle".into()), ..args };
-        let online = rtlab_sys::sched::online_cpus().unwrap_or_else(|_| vec![0]);
-        RunPlan::from_args(&one, &online, "suite", chrono::Local::now())
-            .map_err(|e| e.context(format!("condition {:?}{} with_station", c.name, mode.suffix())))?;
+        idle_plan(&args).map_err(|e| e.context(format!("condition {:?}{} with_station", c.name, mode.suffix())))?;
     }
     let needs_station = c.needs.iter().any(|n| n == "station");
     let args = run_args(c, mode, RunArgs { station_later: needs_station, ..RunArgs::default() })?;
@@ -80,13 +77,18 @@ fn estimate(c: &Condition, mode: Mode) -> anyhow::Result<u64> {
         }
     }
     // One scenario's time, measured on "idle" so that no load is built.
-    let one = RunArgs { load: Some("idle".into()), ..args.clone() };
-    let online = rtlab_sys::sched::online_cpus().unwrap_or_else(|_| vec![0]);
-    let plan = RunPlan::from_args(&one, &online, "suite", chrono::Local::now())
-        .map_err(|e| e.context(format!("condition {:?}{}", c.name, mode.suffix())))?;
+    let plan = idle_plan(&args).map_err(|e| e.context(format!("condition {:?}{}", c.name, mode.suffix())))?;
     let per_scenario: u64 = plan.probes.iter().map(|&p| crate::probe_build::expected_ns(&plan, p)).sum();
     let loaded = scenarios.iter().filter(|s| args.presets.get(**s).map(String::as_str).unwrap_or(s) != "idle").count();
     Ok(per_scenario.saturating_mul(scenarios.len() as u64).saturating_add(plan.settle_ns * loaded as u64))
+}
+
+/// The plan of `args` with the scenario "idle" only: checked by `rtlab run`'s rules without
+/// building a load.
+fn idle_plan(args: &RunArgs) -> anyhow::Result<RunPlan> {
+    let one = RunArgs { load: Some("idle".into()), ..args.clone() };
+    let online = rtlab_sys::sched::online_cpus().unwrap_or_else(|_| vec![0]);
+    RunPlan::from_args(&one, &online, "suite", chrono::Local::now())
 }
 
 /// What one probe of the plan does, as it really runs: "timer every 10 ms", "jitter at
