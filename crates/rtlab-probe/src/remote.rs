@@ -39,9 +39,17 @@ use std::sync::Arc;
 pub const DEFAULT_RATE_HZ: f64 = 20.0;
 /// The highest stimulus rate (the station answers 1000/s by default).
 pub const MAX_RATE_HZ: f64 = 1_000.0;
-/// Stimuli of the δ calibration (at 100 Hz: 4 s).
-pub const CALIBRATION_STIMULI: u64 = 400;
-pub const CALIBRATION_RATE_HZ: f64 = 100.0;
+/// How long the δ calibration sends stimuli, at the measurement's own rate: δ depends on
+/// it (at 1 kHz the CPUs leave their idle states less often than at 20 Hz).
+pub const CALIBRATION_NS: u64 = 4_000_000_000;
+/// The fewest calibration stimuli (20 Hz for 4 s: 80).
+pub const CALIBRATION_MIN_STIMULI: u64 = 40;
+
+/// Stimuli of the δ calibration at `rate_hz`: [`CALIBRATION_NS`] of them, at least
+/// [`CALIBRATION_MIN_STIMULI`].
+pub fn calibration_stimuli(rate_hz: f64) -> u64 {
+    ((rate_hz * CALIBRATION_NS as f64 / 1e9).round() as u64).max(CALIBRATION_MIN_STIMULI)
+}
 /// Stimuli in flight at most: slots of the pairing table.
 const SLOTS: usize = 1024;
 /// Check stimuli sent at most before the measured window.
@@ -896,16 +904,12 @@ impl Pairing {
 
 /// δ the paper's way: without load, the echo's round trip t2 − t1 crosses two similar
 /// stacks, so δ̄ = mean(t2 − t1) / 2; its spread is that of one of the two
-/// (SD / √2, range halved). Runs `stimuli` stimuli at `rate_hz` against the station.
-pub fn calibrate(
-    mut config: RemoteConfig,
-    stimuli: u64,
-    rate_hz: f64,
-    stop: Arc<AtomicBool>,
-) -> Result<DeltaEstimate, ProbeError> {
+/// (SD / √2, range halved). Runs [`calibration_stimuli`] stimuli at `config`'s rate (lowered
+/// to the station's accepted one) against the station; `config`'s budget is replaced.
+pub fn calibrate(mut config: RemoteConfig, stop: Arc<AtomicBool>) -> Result<DeltaEstimate, ProbeError> {
+    let stimuli = calibration_stimuli(config.stimulus.rate_hz);
     config.delta = None;
     config.calibrating = true;
-    config.stimulus.rate_hz = rate_hz;
     config.sampling.budget = Budget::Samples(stimuli);
     config.sampling.raw_dir = None;
     let probe = Box::new(RemoteProbe::new(config)?);
@@ -938,6 +942,14 @@ mod tests {
 
     fn key() -> Key {
         Key::from_bytes(b"a test key of enough bytes").unwrap()
+    }
+
+    #[test]
+    fn the_calibration_takes_four_seconds_at_the_measurements_rate() {
+        assert_eq!(calibration_stimuli(20.0), 80);
+        assert_eq!(calibration_stimuli(100.0), 400);
+        assert_eq!(calibration_stimuli(1_000.0), 4_000);
+        assert_eq!(calibration_stimuli(1.0), CALIBRATION_MIN_STIMULI);
     }
 
     #[test]

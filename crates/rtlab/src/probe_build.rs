@@ -108,27 +108,22 @@ pub fn calibrate_remote(
     let stimulus = Stimulus {
         receiver_cpu: s.receiver_cpu,
         trigger_cpu: s.trigger_cpu,
-        rate_hz: rtlab_probe::remote::CALIBRATION_RATE_HZ,
+        rate_hz: s.rates_hz.get("remote").copied().unwrap_or(rtlab_probe::remote::DEFAULT_RATE_HZ),
         trigger_setup: ThreadSetup {
             priority: if setup.policy.is_realtime() { s.trigger_priority } else { 0 },
             ..setup
         },
     };
     let sampling = Sampling {
-        budget: Budget::Samples(rtlab_probe::remote::CALIBRATION_STIMULI),
+        // Replaced by calibrate() with the calibration's own.
+        budget: Budget::Samples(rtlab_probe::remote::CALIBRATION_MIN_STIMULI),
         histogram_max_ns: plan.histogram_max_ns,
         raw_dir: None,
         raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
         setup,
     };
     let config = remote_config(plan, stimulus, sampling, None)?;
-    rtlab_probe::remote::calibrate(
-        config,
-        rtlab_probe::remote::CALIBRATION_STIMULI,
-        rtlab_probe::remote::CALIBRATION_RATE_HZ,
-        stop,
-    )
-    .map(Some)
+    rtlab_probe::remote::calibrate(config, stop).map(Some)
 }
 
 /// Builds one probe: everything its threads touch is allocated here, and its mechanism is
