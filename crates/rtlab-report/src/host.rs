@@ -38,6 +38,13 @@ pub fn format_host(info: &SystemInfo, distortions: &[Distortion]) -> String {
         ("kernel", format!("{} {} ({})", info.kernel_release, info.kernel_version, info.machine)),
         ("preemption", format!("{} [from {}]", preemption_name(info), info.preemption_evidence.join("; "))),
         ("command line", info.kernel_cmdline.clone()),
+        (
+            "RT boot params",
+            match info.realtime_boot_parameters() {
+                params if params.is_empty() => "none (no isolcpus, nohz_full, rcu_nocbs, threadirqs, idle=...)".into(),
+                params => params.join(" "),
+            },
+        ),
         ("CPU model", info.cpu_model.clone()),
         ("online CPUs", cpu_list(&info.online_cpus)),
         ("isolated CPUs", cpu_list(&info.isolated_cpus)),

@@ -79,6 +79,37 @@ pub struct SystemInfo {
     pub privileges: Privileges,
 }
 
+/// Kernel parameters that tune a machine for latency (`isolcpus=`, `nohz_full=`, ...): the
+/// names [`SystemInfo::realtime_boot_parameters`] picks out of the command line.
+pub const REALTIME_BOOT_PARAMETERS: [&str; 15] = [
+    "isolcpus",
+    "nohz_full",
+    "nohz",
+    "rcu_nocbs",
+    "rcu_nocb_poll",
+    "irqaffinity",
+    "threadirqs",
+    "idle",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "skew_tick",
+    "nosoftlockup",
+    "tsc",
+    "preempt",
+    "kthread_cpus",
+];
+
+impl SystemInfo {
+    /// The latency-tuning parameters of the kernel command line, as written there
+    /// (`isolcpus=1`, `threadirqs`), in its order.
+    pub fn realtime_boot_parameters(&self) -> Vec<&str> {
+        self.kernel_cmdline
+            .split_whitespace()
+            .filter(|p| REALTIME_BOOT_PARAMETERS.contains(&p.split('=').next().unwrap_or(p)))
+            .collect()
+    }
+}
+
 /// One thing on this host that may distort results.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Distortion {
@@ -131,5 +162,20 @@ impl Policy {
 
     pub fn is_realtime(self) -> bool {
         !matches!(self, Policy::Other)
+    }
+}
+
+#[cfg(test)]
+mod boot_parameter_tests {
+    #[test]
+    fn realtime_boot_parameters_are_picked_in_order_with_their_values() {
+        let mut host = crate::history::fixtures::host("6.1.0-rt");
+        host.kernel_cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/vda ro isolcpus=managed_irq,domain,2-3 quiet \
+                               nohz_full=2-3 rcu_nocbs=2-3 threadirqs idle=poll isolcpusx=1 console=ttyS0"
+            .into();
+        let expected = ["isolcpus=managed_irq,domain,2-3", "nohz_full=2-3", "rcu_nocbs=2-3", "threadirqs", "idle=poll"];
+        assert_eq!(host.realtime_boot_parameters(), expected);
+        host.kernel_cmdline = "root=/dev/vda quiet".into();
+        assert!(host.realtime_boot_parameters().is_empty());
     }
 }

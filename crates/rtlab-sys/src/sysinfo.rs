@@ -530,11 +530,18 @@ pub fn distortions(info: &SystemInfo, measuring_cpus: &[usize]) -> Vec<Distortio
 
     let not_isolated: Vec<usize> = cpus.iter().copied().filter(|c| !info.isolated_cpus.contains(c)).collect();
     if !not_isolated.is_empty() {
+        // Isolated CPUs left out of the measurement are the ones worth measuring on.
+        let hint = if info.isolated_cpus.is_empty() {
+            String::new()
+        } else {
+            let list = format_cpu_list(&info.isolated_cpus);
+            format!(" ({} isolated: measure there with --cpus {list})", cpus_phrase(&info.isolated_cpus, "is", "are"))
+        };
         add(
             "no-isolated-cpus",
             format!(
                 "measuring {} not isolated (isolcpus): ordinary tasks, kernel threads and \
-                 timers share the CPU with the measuring threads",
+                 timers share the CPU with the measuring threads{hint}",
                 cpus_phrase(&not_isolated, "is", "are")
             ),
         );
@@ -663,6 +670,15 @@ mod tests {
     #[test]
     fn tuned_host_has_no_distortions() {
         assert!(distortions(&tuned(), &[2, 3]).is_empty());
+    }
+
+    #[test]
+    fn unisolated_measuring_cpus_point_at_the_isolated_ones() {
+        let info = tuned(); // CPUs 2 and 3 isolated
+        let d = distortions(&info, &[0, 2]);
+        let message = &d.iter().find(|d| d.code == "no-isolated-cpus").unwrap().message;
+        assert!(message.starts_with("measuring CPU 0 is not isolated"), "{message}");
+        assert!(message.ends_with("(CPUs 2-3 are isolated: measure there with --cpus 2-3)"), "{message}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod guest;
 pub mod netns;
 pub mod prometheus;
 

@@ -1,0 +1,54 @@
+#!/bin/bash
+# Runs inside a guest booted by contrib/guest/boot (crates/rtlab/tests/guest_kernels.rs):
+# every step's standard output, standard error and exit status land in OUT as
+# NAME.out, NAME.err and NAME.rc, for the test on the host to check. A step that hangs is
+# ended after its limit (status 124), so one bad step cannot use up the guest's time.
+#
+#   steps.sh OUT RTLAB STEP...
+set -u
+out=$1 rtlab=$2
+shift 2
+
+step() {
+    local name=$1 limit=$2
+    shift 2
+    timeout -k 10 "$limit" "$@" >"$out/$name.out" 2>"$out/$name.err"
+    echo $? >"$out/$name.rc"
+}
+
+# What a run must leave as it found it: the tracer, tracing on/off, the enabled events.
+tracing_state() {
+    local t=/sys/kernel/tracing
+    echo "current_tracer=$(cat $t/current_tracer)"
+    echo "tracing_on=$(cat $t/tracing_on)"
+    echo "trace_clock=$(sed 's/.*\[\(.*\)\].*/\1/' $t/trace_clock)"
+    echo "instances=$(ls $t/instances | tr '\n' ' ')"
+    echo "enabled_events=$(grep -c . $t/set_event)"
+}
+
+tracing_state >"$out/tracing-before"
+uname -r >"$out/uname"
+for s in "$@"; do
+    case "$s" in
+        sysinfo)
+            step sysinfo 120 "$rtlab" sysinfo
+            step sysinfo-json 120 "$rtlab" sysinfo --json
+            ;;
+        split-tracefs)
+            step split-tracefs 300 "$rtlab" run --split --split-backend tracefs --explain-above 1ms \
+                -D 5s -L idle -q -l "$(uname -r)-tracefs" -o "$out/split-tracefs"
+            ;;
+        split-ebpf)
+            step split-ebpf 300 "$rtlab" run --split --split-backend ebpf \
+                -D 5s -L idle -q -l "$(uname -r)-ebpf" -o "$out/split-ebpf"
+            ;;
+        suite)
+            step suite 600 "$rtlab" suite xenomai-rtai --quick -q -l "$(uname -r)" -o "$out/suite"
+            ;;
+        *)
+            echo "steps.sh: unknown step $s" >&2
+            exit 2
+            ;;
+    esac
+    tracing_state >"$out/tracing-after-$s"
+done

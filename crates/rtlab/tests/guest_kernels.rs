@@ -1,0 +1,197 @@
+//! rtlab on the kernels it judges: Debian's PREEMPT_RT kernel and its stock kernel, each
+//! booted once under QEMU (contrib/guest/boot, virtme-ng, TCG on the development VM) with
+//! kernel parameters, running this build's rtlab inside (tests/guest/steps.sh). Timing in a
+//! TCG guest is emulated: these tests check structure, counts and invariants, never
+//! latencies. Each fails under CI=true when its guest cannot boot.
+
+mod common;
+
+use common::guest::{guest, GuestOutcome, GuestSpec};
+use common::{measurements, read_json, rtlab, u};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// Boot parameters of a latency-tuned machine: CPU 1 isolated, tick-less and without RCU
+/// callbacks. PREEMPT_RT threads every interrupt anyway; `threadirqs` says so on the stock
+/// kernel.
+const RT_APPEND: &str = "isolcpus=1 nohz_full=1 rcu_nocbs=1";
+const STOCK_APPEND: &str = "threadirqs";
+
+const RT: GuestSpec =
+    GuestSpec { kernel: "rt", append: RT_APPEND, steps: &["sysinfo", "split-tracefs", "split-ebpf", "suite"] };
+const STOCK: GuestSpec =
+    GuestSpec { kernel: "stock", append: STOCK_APPEND, steps: &["sysinfo", "split-tracefs", "split-ebpf"] };
+
+static RT_OUTCOME: OnceLock<GuestOutcome> = OnceLock::new();
+static STOCK_OUTCOME: OnceLock<GuestOutcome> = OnceLock::new();
+
+fn rt_guest() -> Option<&'static GuestOutcome> {
+    guest(&RT_OUTCOME, RT)
+}
+
+fn stock_guest() -> Option<&'static GuestOutcome> {
+    guest(&STOCK_OUTCOME, STOCK)
+}
+
+fn distortion_codes(sysinfo: &Value) -> Vec<&str> {
+    sysinfo["distortions"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect()
+}
+
+fn cpu_list(v: &Value) -> Vec<u64> {
+    v.as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).collect()
+}
+
+/// The boot parameters reached the guest's kernel and sysinfo reads them back.
+fn check_boot_parameters(g: &GuestOutcome, append: &str, sysinfo: &Value) {
+    let cmdline = sysinfo["host"]["kernel_cmdline"].as_str().unwrap();
+    for parameter in append.split_whitespace() {
+        assert!(cmdline.split_whitespace().any(|p| p == parameter), "{}: {parameter} not in {cmdline}", g.kernel);
+    }
+    assert_eq!(sysinfo["host"]["kernel_release"].as_str().unwrap(), g.read("uname").trim());
+    assert_eq!(cpu_list(&sysinfo["host"]["online_cpus"]), vec![0, 1], "the guest has the 2 CPUs it was given");
+    assert!(sysinfo["host"]["virtualization"]["guest"].as_bool().unwrap(), "QEMU is detected");
+}
+
+#[test]
+fn preempt_rt_guest_sysinfo_reads_the_model_the_parameters_and_the_tracers() {
+    let Some(g) = rt_guest() else { return };
+    g.assert_status("sysinfo", 0);
+    g.assert_status("sysinfo-json", 0);
+    let sysinfo: Value = serde_json::from_str(&g.stdout("sysinfo-json")).unwrap();
+    assert!(g.read("uname").contains("-rt-"), "the rt kernel was booted: {}", g.read("uname"));
+    assert_eq!(sysinfo["host"]["preemption_model"], "PREEMPT_RT", "{sysinfo}");
+    check_boot_parameters(g, RT_APPEND, &sysinfo);
+    assert_eq!(cpu_list(&sysinfo["host"]["isolated_cpus"]), vec![1]);
+    assert_eq!(cpu_list(&sysinfo["host"]["nohz_full_cpus"]), vec![1]);
+    let codes = distortion_codes(&sysinfo);
+    assert!(!codes.contains(&"not-preempt-rt"), "{codes:?}");
+    assert!(codes.contains(&"virtual-machine") && codes.contains(&"rt-throttling"), "{codes:?}");
+    // All online CPUs are measured by default, and CPU 0 is not isolated.
+    assert!(codes.contains(&"no-isolated-cpus"), "{codes:?}");
+    let timerlat = sysinfo["split_backends"].as_array().unwrap().iter().find(|b| b["name"] == "timerlat").unwrap();
+    assert!(!timerlat["detail"].as_str().unwrap().contains("no timerlat tracer"), "this kernel has it: {timerlat}");
+    let text = g.stdout("sysinfo");
+    assert!(text.contains("PREEMPT_RT") && text.contains("isolated CPUs  1"), "{text}");
+    assert!(text.contains(&format!("RT boot params  {RT_APPEND}\n")), "the tuning parameters are named: {text}");
+    assert!(text.contains("(CPU 1 is isolated: measure there with --cpus 1)"), "{text}");
+}
+
+#[test]
+fn stock_guest_sysinfo_reads_the_model_and_the_parameters() {
+    let Some(g) = stock_guest() else { return };
+    g.assert_status("sysinfo-json", 0);
+    let sysinfo: Value = serde_json::from_str(&g.stdout("sysinfo-json")).unwrap();
+    assert!(!g.read("uname").contains("-rt-"), "the stock kernel was booted: {}", g.read("uname"));
+    assert_ne!(sysinfo["host"]["preemption_model"], "PREEMPT_RT", "{sysinfo}");
+    check_boot_parameters(g, STOCK_APPEND, &sysinfo);
+    assert!(cpu_list(&sysinfo["host"]["isolated_cpus"]).is_empty());
+    let codes = distortion_codes(&sysinfo);
+    assert!(codes.contains(&"not-preempt-rt"), "{codes:?}");
+    let text = g.stdout("sysinfo");
+    assert!(text.contains(&format!("RT boot params  {STOCK_APPEND}\n")), "{text}");
+    let timerlat = sysinfo["split_backends"].as_array().unwrap().iter().find(|b| b["name"] == "timerlat").unwrap();
+    assert!(timerlat["detail"].as_str().unwrap().contains("no timerlat tracer"), "{timerlat}");
+}
+
+/// A split run in a guest: every sample split or counted by reason, the parts of each split
+/// sample add up exactly, one part per split sample, and the tracing state as it was.
+fn check_split_run(g: &GuestOutcome, step: &str) -> Value {
+    g.assert_status(step, 0);
+    let run = read_json(&g.path(step).join("run.json"));
+    assert_eq!(run["host"]["kernel_release"].as_str().unwrap(), g.read("uname").trim());
+    let coverage = run["split"]["coverage"].as_array().unwrap();
+    assert_eq!(coverage.len(), 2, "{}: one coverage entry per CPU", g.kernel);
+    for c in coverage {
+        let samples = u(c, "samples");
+        assert!(samples > 0, "{} {step}: CPU {} measured nothing", g.kernel, c["cpu"]);
+        let unsplit: u64 = c["unsplit"].as_array().unwrap().iter().map(|p| p[1].as_u64().unwrap()).sum();
+        assert_eq!(u(c, "split") + unsplit, samples, "{} {step}: every sample split or accounted for: {c}", g.kernel);
+        assert_eq!(u(c, "sum_within_1us"), u(c, "split"), "{} {step}: the parts add up: {c}", g.kernel);
+        assert_eq!(u(c, "max_sum_error_ns"), 0, "{c}");
+        let cpu = u(c, "cpu");
+        let of_cpu = |metric: &str| {
+            measurements(&run, metric).into_iter().find(|m| u(m, "cpu") == cpu).unwrap_or_else(|| panic!("{metric}"))
+        };
+        assert_eq!(u(of_cpu("timer.latency"), "count"), samples);
+        for metric in ["timer.irq", "timer.sched", "timer.return"] {
+            assert_eq!(u(of_cpu(metric), "count"), u(c, "split"), "{} {step} {metric}", g.kernel);
+        }
+    }
+    assert_eq!(
+        g.read("tracing-before"),
+        g.read(&format!("tracing-after-{step}")),
+        "{} {step}: tracing restored",
+        g.kernel
+    );
+    run
+}
+
+#[test]
+fn preempt_rt_guest_split_with_tracefs() {
+    let Some(g) = rt_guest() else { return };
+    let run = check_split_run(g, "split-tracefs");
+    assert_eq!(run["split"]["backend"], "tracefs");
+    assert_eq!(run["host"]["preemption_model"], "PREEMPT_RT");
+}
+
+#[test]
+fn preempt_rt_guest_split_with_ebpf() {
+    let Some(g) = rt_guest() else { return };
+    let run = check_split_run(g, "split-ebpf");
+    assert_eq!(run["split"]["backend"], "ebpf");
+}
+
+#[test]
+fn stock_guest_split_with_tracefs() {
+    let Some(g) = stock_guest() else { return };
+    let run = check_split_run(g, "split-tracefs");
+    assert_eq!(run["split"]["backend"], "tracefs");
+}
+
+#[test]
+fn stock_guest_split_with_ebpf() {
+    let Some(g) = stock_guest() else { return };
+    let run = check_split_run(g, "split-ebpf");
+    assert_eq!(run["split"]["backend"], "ebpf");
+}
+
+#[test]
+fn preempt_rt_guest_runs_a_quick_suite() {
+    let Some(g) = rt_guest() else { return };
+    let status = g.status_of("suite");
+    // 1: a judgement or requirement not met (in a TCG guest, expected); never 2 or 3.
+    assert!(status == 0 || status == 1, "suite exited {status}: {}", g.stderr("suite"));
+    let suite = read_json(&g.path("suite").join("suite.json"));
+    assert_eq!(suite["schema"], "rtlab.suite/1");
+    assert_eq!(suite["quick"], true);
+    assert_eq!(suite["interrupted"], false);
+    let conditions = suite["conditions"].as_array().expect("conditions");
+    assert_eq!(conditions.len(), 3, "xenomai-rtai has three conditions");
+    for c in conditions {
+        assert_eq!(c["status"], "done", "{c}");
+        // The split is there on this kernel: no condition ran without a capability it needs.
+        assert!(c.get("gaps").is_none(), "{c}");
+        let run = read_json(&g.path("suite").join(c["directory"].as_str().unwrap()).join("run.json"));
+        assert_eq!(run["host"]["preemption_model"], "PREEMPT_RT");
+        assert_eq!(run["interrupted"], false);
+    }
+    assert!(g.path("suite").join("report.html").is_file());
+}
+
+#[test]
+fn compare_of_stock_against_preempt_rt() {
+    let (Some(rt), Some(stock)) = (rt_guest(), stock_guest()) else { return };
+    let output = rtlab()
+        .args(["compare", "--format", "json"])
+        .arg(stock.path("split-tracefs"))
+        .arg(rt.path("split-tracefs"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let text = report.to_string();
+    for release in [stock.read("uname"), rt.read("uname")] {
+        assert!(text.contains(release.trim()), "the comparison names {}", release.trim());
+    }
+    assert!(text.contains("timer.irq"), "the split's parts are compared");
+}
