@@ -32,6 +32,10 @@ fn serial_unless_skipped() -> Option<MutexGuard<'static, ()>> {
     Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// How far two reads of CLOCK_MONOTONIC through different kernel accessors may disagree:
+/// the split's structural tolerance (its `timer.irq` is never below minus this).
+const CLOCK_GRANULARITY_NS: u64 = 1_000;
+
 fn config(dir: &tempfile::TempDir) -> TraceConfig {
     TraceConfig { cpus: vec![0], buffer_kb_per_cpu: 1024, spool_dir: Some(dir.path().join("spool")) }
 }
@@ -83,14 +87,29 @@ fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state()
         .collect();
     let armed: Vec<u64> = starts.iter().map(|&(_, _, expires)| expires as u64).collect();
     assert_eq!(armed, requested, "hrtimer_start expiries of tid {tid}");
+    // (trace timestamp - now) of each expiry: how far the split's handling start (now) is
+    // from the event's own trace timestamp (docs/split.md, "One clock").
+    let mut ts_minus_now: Vec<i64> = Vec::new();
     for &(i, timer, expires) in &starts {
         let rest = &events[i + 1..];
         let expire = rest
             .iter()
             .position(|e| matches!(e.kind, EventKind::HrtimerExpireEntry { timer: t, .. } if t == timer))
             .unwrap_or_else(|| panic!("no hrtimer_expire_entry after the start of {expires}"));
-        // Same clock: the expiry is handled at or after the programmed time.
+        // Same clock: the expiry is handled at or after the programmed time, and the
+        // kernel's own clock read that found it expired (`now`, the split's handling start)
+        // is at or after it too and not after the event's trace timestamp (trace clock mono
+        // and the hrtimer base read one clock; CLOCK_GRANULARITY_NS of slack for the fast
+        // accessor the trace clock uses).
         assert!(rest[expire].ts_ns >= expires as u64);
+        let EventKind::HrtimerExpireEntry { now_ns, .. } = rest[expire].kind else { unreachable!() };
+        assert!(now_ns >= expires, "now {now_ns} before the expiry {expires}");
+        assert!(
+            now_ns <= (rest[expire].ts_ns + CLOCK_GRANULARITY_NS) as i64,
+            "now {now_ns} after its event at {}",
+            rest[expire].ts_ns
+        );
+        ts_minus_now.push(rest[expire].ts_ns as i64 - now_ns);
         assert!(
             rest[expire + 1..]
                 .iter()
@@ -98,6 +117,8 @@ fn a_session_records_the_sleeps_of_a_thread_exactly_and_restores_tracing_state()
             "no switch to tid {tid} after the expiry of {expires}"
         );
     }
+    ts_minus_now.sort_unstable();
+    println!("expiry trace timestamp - its now (ns), sorted: {ts_minus_now:?}");
     // all_events merges the same events (one CPU traced).
     assert_eq!(capture.all_events().unwrap(), events);
     capture.remove_spool().unwrap();
