@@ -1,12 +1,15 @@
-//! Real-kernel tests of the tracefs backend (root with tracefs only; skipped with a printed
-//! reason otherwise): a session records a thread's sleeps exactly, and the top-level tracing
-//! state is the same before a session, after stop and after a dropped session.
+//! Real-kernel tests of the tracefs backend (root; each test mounts tracefs for itself when
+//! it is not mounted and unmounts it after; skipped with a printed reason otherwise, and
+//! then failing under CI=true): a session records a thread's sleeps exactly, each expiry's
+//! `now` is on the due time's clock, and the top-level tracing state is the same before a
+//! session, after stop and after a dropped session.
 
 use std::sync::{Mutex, MutexGuard};
 
 use rtlab_sys::clock::{monotonic_ns, sleep_until_monotonic_ns};
 use rtlab_sys::sched::{AffinityGuard, Policy, SchedulingGuard};
 use rtlab_sys::tracefs::event::EventKind;
+use rtlab_sys::tracefs::mount::TracefsMount;
 use rtlab_sys::tracefs::{tracefs_root, tracing_state_snapshot, TraceConfig, TraceError, TraceSession};
 
 /// Sessions of this process share its pid in their instance names and the snapshot lists
@@ -23,13 +26,23 @@ fn skip_reason() -> Option<&'static str> {
     None
 }
 
-/// None (after printing why) when the test cannot run here; else this test's turn.
-fn serial_unless_skipped() -> Option<MutexGuard<'static, ()>> {
+/// This test's turn, with tracefs mounted for it if it was not (unmounted when the turn
+/// ends, as `run --split` does); None (after printing why, and failing under CI=true) when
+/// the test cannot run here.
+struct Turn {
+    _mount: Option<TracefsMount>,
+    _serial: MutexGuard<'static, ()>,
+}
+
+fn serial_unless_skipped() -> Option<Turn> {
+    let serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mount = (rtlab_sys::privileges::current().euid == 0).then(TracefsMount::acquire).and_then(Result::ok);
     if let Some(reason) = skip_reason() {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "{reason}, and CI=true: this test must run");
         println!("skipped: {reason}");
         return None;
     }
-    Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()))
+    Some(Turn { _mount: mount, _serial: serial })
 }
 
 /// How far two reads of CLOCK_MONOTONIC through different kernel accessors may disagree:
