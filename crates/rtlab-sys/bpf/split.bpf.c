@@ -9,9 +9,10 @@
 //   `config`) expires. Its task is the hrtimer_sleeper's; if that is a thread of this rtlab
 //   (process id in `config`) named "rtlab-timer/...", the timer's expiry and the start of
 //   the handling are kept for the thread. The start is the `now` the kernel passes: the
-//   instant hrtimer_interrupt read the clock on entry, for every timer it expires then
-//   (hrtimer_expire_entry_clock, for kernels whose verifier refuses reading `now`: the
-//   clock when the callback is entered). If the thread itself was running, the record is
+//   clock read with which hrtimer_interrupt found the timer expired (on entry, or a re-read
+//   after long callbacks; the tracefs cut takes the same instant; hrtimer_expire_entry_clock,
+//   for kernels whose verifier refuses reading `now`: the clock when the callback is
+//   entered). If the thread itself was running, the record is
 //   written at once (switch-in = handling).
 // - sched_switch: switching to such a thread with a handled wake-up writes the record.
 // Records go to the `records` ring buffer; a full buffer counts the record in `dropped`
@@ -172,7 +173,7 @@ static __always_inline struct hrtimer *wakeup_timer(u64 *ctx)
 }
 
 /// hrtimer_expire_entry(struct hrtimer *hrtimer, ktime_t *now): the handling starts at
-/// `now`, hrtimer_interrupt's clock read on entry. Reading a `ktime_t *` argument needs a
+/// `now`, hrtimer_interrupt's clock read that found the timer expired. Reading a `ktime_t *` argument needs a
 /// verifier that accepts pointers to integer typedefs (Linux 6.4, and backports).
 SEC("tp_btf/hrtimer_expire_entry")
 int hrtimer_expire_entry(u64 *ctx)

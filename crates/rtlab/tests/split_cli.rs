@@ -31,6 +31,10 @@ fn ebpf_built() -> bool {
     false
 }
 
+/// How far two kernel reads of CLOCK_MONOTONIC may disagree (the trace clock's fast accessor
+/// and the hrtimer base's read).
+const CLOCK_GRANULARITY_NS: i64 = 1_000;
+
 /// Every thread's samples are split or counted, the parts add up to each sample, and the
 /// part metrics hold one value per split sample. Returns the split samples.
 fn check_coverage(run: &serde_json::Value) -> u64 {
@@ -52,6 +56,14 @@ fn check_coverage(run: &serde_json::Value) -> u64 {
         for metric in ["timer.irq", "timer.sched", "timer.return"] {
             let m = measurements(run, metric).into_iter().find(|m| u(m, "cpu") == cpu).expect(metric);
             assert_eq!(u(m, "count"), u(c, "split"), "{metric} has one sample per split sample");
+        }
+        // The handling starts at the kernel's clock read that found the timer expired, on
+        // the due time's clock: never before it, by more than the clock's granularity. A
+        // structural invariant, not a latency bound (docs/split.md, "One clock").
+        let irq = measurements(run, "timer.irq").into_iter().find(|m| u(m, "cpu") == cpu).unwrap();
+        if u(c, "split") > 0 {
+            let min = irq["summary"]["min"].as_i64().unwrap();
+            assert!(min >= -CLOCK_GRANULARITY_NS, "timer.irq min {min} ns on CPU {cpu}: before the due time");
         }
     }
     split_samples

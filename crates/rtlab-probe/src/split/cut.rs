@@ -2,8 +2,9 @@
 //!
 //! Timer: the thread's last `hrtimer_start` with `expires == due_ns` (plus its timer slack,
 //! at most [`MAX_TIMER_SLACK_NS`]) before the wake-up names
-//! the timer; its `hrtimer_expire_entry` (or the `local_timer` vector entry enclosing it)
-//! is the start of the handling; the next `sched_switch` to the thread is the switch-in.
+//! the timer; the `now` of its `hrtimer_expire_entry` (the kernel's clock read that found it
+//! expired, on the clock of the due time) is the start of the handling; the next
+//! `sched_switch` to the thread is the switch-in.
 //! Datagram: the first `sched_waking` of the thread at or after the receive time (less a
 //! small allowance) is the first boundary; the next switch to it on its CPU the second.
 //!
@@ -14,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rtlab_sys::tracefs::event::{EventKind, KernelEvent, Vector};
+use rtlab_sys::tracefs::event::{EventKind, KernelEvent};
 
 use super::{SplitParts, Stimulus, Unsplit, WakeSample};
 
@@ -30,11 +31,6 @@ pub const LOST_LOOKBACK_NS: u64 = 1_000_000;
 /// threads, 1 ns where rtlab sets it for SCHED_OTHER, 50 µs by default): the thread's start
 /// with the nearest expiry at or this much after the due time names the sample's timer.
 pub const MAX_TIMER_SLACK_NS: i64 = 100_000;
-
-/// How early the timer interrupt of an expiry may come (KVM's timer advance raises it a few
-/// µs before the expiry): an enclosing `local_timer` entry earlier than this before the due
-/// time belongs to another interrupt.
-pub const EARLY_TIMER_IRQ_NS: u64 = 50_000;
 
 /// The kernel keeps this many bytes of a thread name (`TASK_COMM_LEN` less the NUL).
 pub const COMM_BYTES: usize = 15;
@@ -225,32 +221,19 @@ fn timer_handling(
         .map(|(i, _)| i)
         .ok_or(Unsplit::NoHandling)?;
     let expire = events.get(expire_index).ok_or(Unsplit::NoHandling)?;
-    // An interrupt entered long before the expiry was not raised for it (its exit was not
-    // traced, or it ran on until the timer was due): the handling starts at the expiry's
-    // callback then. KVM may raise the timer interrupt a few µs early on purpose.
-    let handled_at = enclosing_local_timer_entry(events, expire_index, sample.cpu)
-        .filter(|&entry| entry.saturating_add(EARLY_TIMER_IRQ_NS) >= sample.due_ns)
-        .unwrap_or(expire.ts_ns);
-    Ok((handled_at, expire_index, expire.pid == tid))
-}
-
-/// The `local_timer` vector entry that encloses the event at `inner_index` on `cpu`: the last
-/// one before it with no `local_timer` exit in between. The backward scan stops at anything
-/// that only happens in task context (a switch, a timer being armed), so it stays within the
-/// interrupt.
-fn enclosing_local_timer_entry(events: &[KernelEvent], inner_index: usize, cpu: u32) -> Option<u64> {
-    let before = events.get(..inner_index)?;
-    for event in before.iter().rev().filter(|event| event.cpu == cpu) {
-        match event.kind {
-            EventKind::VectorEntry { vector: Vector::LocalTimer } => return Some(event.ts_ns),
-            EventKind::VectorExit { vector: Vector::LocalTimer }
-            | EventKind::SchedSwitch { .. }
-            | EventKind::HrtimerStart { .. }
-            | EventKind::Lost { .. } => return None,
-            _ => {}
+    // The handling starts at the kernel's own clock read that found the timer expired: the
+    // same clock as the due time, so never before it. Not the enclosing vector entry: that
+    // interrupt is often raised for an earlier timer (the tick), this one being expired only
+    // when hrtimer_interrupt re-read the clock (docs/split.md, "One clock").
+    // The read precedes the callback; a trace saying otherwise (another trace clock) is
+    // capped at the callback.
+    let handled_at = match expire.kind {
+        EventKind::HrtimerExpireEntry { now_ns, .. } => {
+            u64::try_from(now_ns).map_or(expire.ts_ns, |now| now.min(expire.ts_ns))
         }
-    }
-    None
+        _ => expire.ts_ns,
+    };
+    Ok((handled_at, expire_index, expire.pid == tid))
 }
 
 /// Datagram: (the receiver's first `sched_waking` at or after the receive time less the

@@ -81,8 +81,15 @@ impl Scenario {
         self.event(ts, current, EventKind::VectorExit { vector })
     }
 
+    /// `timer`'s callback starts at `ts`, the kernel having read the clock at `ts` too.
     pub fn expire_in(&mut self, ts: u64, current: i32, timer: u64) -> &mut Self {
-        self.event(ts, current, EventKind::HrtimerExpireEntry { timer, function: WAKEUP_FN })
+        self.expire_in_now(ts, ts, current, timer)
+    }
+
+    /// `timer`'s callback starts at `ts`; the kernel found it expired with the clock read
+    /// `now` (the tracepoint's own `now`, at or before `ts`).
+    pub fn expire_in_now(&mut self, ts: u64, now: u64, current: i32, timer: u64) -> &mut Self {
+        self.event(ts, current, EventKind::HrtimerExpireEntry { timer, function: WAKEUP_FN, now_ns: now as i64 })
     }
 
     pub fn expire_out(&mut self, ts: u64, current: i32, timer: u64) -> &mut Self {
@@ -130,10 +137,11 @@ impl Scenario {
     }
 
     /// The whole timer interrupt that wakes the thread, with `current` interrupted:
-    /// `local_timer` entry at `at`, expiry of the thread's timer, wake-up, exit at `at + 60`.
+    /// `local_timer` entry at `at`, where the kernel also reads the clock (`now` = `at`),
+    /// expiry of the thread's timer, wake-up, exit at `at + 60`.
     pub fn timer_irq(&mut self, at: u64, current: i32) -> &mut Self {
         self.vector_in(at, current, Vector::LocalTimer)
-            .expire_in(at + 10, current, TIMER)
+            .expire_in_now(at + 10, at, current, TIMER)
             .waking(at + 20, current, THREAD)
             .wakeup(at + 30, current, THREAD)
             .expire_out(at + 40, current, TIMER)

@@ -61,8 +61,9 @@ pub struct SplitRecord {
     pub tid: i32,
     /// The timer's programmed expiry (the request plus the thread's timer slack).
     pub expires_ns: u64,
-    /// The start of the timer interrupt handling that expiry: when `hrtimer_interrupt` read
-    /// the clock on entry (the `now` of `hrtimer_expire_entry`).
+    /// The start of the timer interrupt handling that expiry: the clock read with which
+    /// `hrtimer_interrupt` found it expired (the `now` of `hrtimer_expire_entry`: on entry,
+    /// or a re-read after long callbacks), as the tracefs cut takes it.
     pub handled_at_ns: u64,
     /// The thread switched in (the handling itself when the thread was running).
     pub switched_in_at_ns: u64,

@@ -145,8 +145,11 @@ pub enum EventKind {
     /// the timer's clock base: CLOCK_MONOTONIC for the probes' sleeps).
     HrtimerStart { timer: u64, function: u64, expires_ns: i64 },
     /// `timer:hrtimer_expire_entry`: the timer's callback starts (hard IRQ context for a
-    /// sleeping task's timer).
-    HrtimerExpireEntry { timer: u64, function: u64 },
+    /// sleeping task's timer). `now_ns` is the tracepoint's own `now`: the clock read of the
+    /// timer's base (CLOCK_MONOTONIC for the probes' sleeps) with which the kernel found the
+    /// timer expired, so `now_ns >= softexpires` by construction, and it is a little before
+    /// `ts_ns` (docs/split.md, "One clock").
+    HrtimerExpireEntry { timer: u64, function: u64, now_ns: i64 },
     /// `timer:hrtimer_expire_exit`.
     HrtimerExpireExit { timer: u64 },
     /// `irq_vectors:<vector>_entry`.

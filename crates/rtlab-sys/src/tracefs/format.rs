@@ -123,9 +123,11 @@ impl EventFormat {
                 function: uint("function")?,
                 expires_ns: int("expires")?,
             },
-            EventId::HrtimerExpireEntry => {
-                EventKind::HrtimerExpireEntry { timer: uint("hrtimer")?, function: uint("function")? }
-            }
+            EventId::HrtimerExpireEntry => EventKind::HrtimerExpireEntry {
+                timer: uint("hrtimer")?,
+                function: uint("function")?,
+                now_ns: int("now")?,
+            },
             EventId::HrtimerExpireExit => EventKind::HrtimerExpireExit { timer: uint("hrtimer")? },
             EventId::VectorEntry(vector) => EventKind::VectorEntry { vector },
             EventId::VectorExit(vector) => EventKind::VectorExit { vector },

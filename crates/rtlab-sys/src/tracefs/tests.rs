@@ -26,6 +26,7 @@ const EXPIRE_EXIT: u16 = 458;
 const IRQ_ENTRY: u16 = 225;
 const SWITCH: u16 = 372;
 const START: u16 = 460;
+const EXPIRE_ENTRY: u16 = 459;
 
 fn formats() -> EventFormats {
     let mut f = EventFormats::default();
@@ -65,6 +66,15 @@ fn formats() -> EventFormats {
                 ("enum hrtimer_mode mode", 40, 4, 0),
                 ("bool was_armed", 44, 1, 0),
             ],
+        ),
+    );
+    // This kernel's layout (6.18): `now` sits between the two pointers.
+    add(
+        EventId::HrtimerExpireEntry,
+        format_text(
+            "hrtimer_expire_entry",
+            EXPIRE_ENTRY,
+            &[("void * hrtimer", 8, 8, 0), ("s64 now", 16, 8, 1), ("void * function", 24, 8, 0)],
         ),
     );
     f
@@ -323,6 +333,26 @@ fn hrtimer_start_fields() {
                 timer: 0xffff_8880_0000_1000,
                 function: 0xffff_ffff_8141_e2b0,
                 expires_ns: 123_456_789
+            }
+        )]
+    );
+}
+
+#[test]
+fn hrtimer_expire_entry_carries_the_kernel_s_now() {
+    let mut rest = 0xffff_8880_0000_1000u64.to_le_bytes().to_vec();
+    rest.extend_from_slice(&1_484_881_041_013i64.to_le_bytes());
+    rest.extend_from_slice(&0xffff_ffff_8141_e2b0u64.to_le_bytes());
+    let page = Page::new(1_484_881_041_900).event(0, &record(EXPIRE_ENTRY, 0, &rest)).bytes(0, None);
+    assert_eq!(
+        decode(&page).events,
+        vec![ev(
+            1_484_881_041_900,
+            0,
+            EventKind::HrtimerExpireEntry {
+                timer: 0xffff_8880_0000_1000,
+                function: 0xffff_ffff_8141_e2b0,
+                now_ns: 1_484_881_041_013
             }
         )]
     );
