@@ -475,7 +475,23 @@ impl StreamingSplit {
                         &merged
                     }
                 };
-                split::split_samples(events, tid, self.stimulus, &samples)
+                let mut results = split::split_samples(events, tid, self.stimulus, &samples);
+                // Timers of an isolated or tick-less CPU may expire on a housekeeping CPU:
+                // those samples alone are cut again with every CPU's events.
+                let migrated: Vec<usize> = (0..samples.len())
+                    .filter(|&i| {
+                        self.stimulus == Stimulus::Timer && matches!(results[i], Err(split::Unsplit::NoHandling))
+                    })
+                    .collect();
+                if !migrated.is_empty() {
+                    let merged = self.merged(from, last_wake);
+                    let retried: Vec<WakeSample> = migrated.iter().map(|&i| samples[i]).collect();
+                    let again = split::split_samples(&merged, tid, self.stimulus, &retried);
+                    for (i, result) in migrated.into_iter().zip(again) {
+                        results[i] = result;
+                    }
+                }
+                results
             }
             None if complete.saturating_sub(first_due) < TID_PATIENCE_NS => {
                 // The thread's name may not have been traced yet: wait for it.

@@ -181,6 +181,28 @@ fn lost_events_near_the_sample_on_its_cpu_make_it_unsplit() {
 }
 
 #[test]
+fn a_timer_of_an_isolated_cpu_expired_on_a_housekeeping_cpu_is_split_there() {
+    // nohz_full/isolcpus: the thread on CPU 1 arms its timer, the kernel queues it on CPU 0,
+    // CPU 0's timer interrupt expires it and wakes the thread, which CPU 1 then switches in.
+    let due = 5_000_000;
+    let build = |lost: Option<(u32, u64)>| {
+        let mut sc = Scenario::on(1);
+        sc.arm(due - 9_900, TID, TIMER, due as i64).switch(due - 9_800, THREAD, IDLE);
+        sc.cpu(0).timer_irq(due + 300, STRESS.pid);
+        sc.cpu(1).switch(due + 500, IDLE, THREAD);
+        if let Some((cpu, at)) = lost {
+            sc.cpu(cpu).lost(at);
+        }
+        split_samples(&sc.merged(), TID, Stimulus::Timer, &[WakeSample { cpu: 1, due_ns: due, wake_ns: due + 700 }])
+    };
+    assert_eq!(build(None), vec![Ok(parts(300, 200, 200, due + 300, due + 500))]);
+    // The handling CPU's events must be complete as well as the thread's.
+    assert_eq!(build(Some((0, due + 100))), vec![Err(Unsplit::EventsLost)]);
+    assert_eq!(build(Some((1, due + 100))), vec![Err(Unsplit::EventsLost)]);
+    assert_eq!(build(Some((0, due + 400))), vec![Ok(parts(300, 200, 200, due + 300, due + 500))], "after the expiry");
+}
+
+#[test]
 fn datagram_sample_is_cut_at_the_receivers_waking_and_its_switch_in() {
     let due = 1_000_000;
     let mut sc = Scenario::on(1);

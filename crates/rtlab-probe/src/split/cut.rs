@@ -214,13 +214,18 @@ fn timer_handling(
         .enumerate()
         .skip(start_index + 1)
         .take_while(|(_, event)| event.ts_ns <= sample.wake_ns)
-        .find(|(_, event)| {
-            event.cpu == sample.cpu
-                && matches!(event.kind, EventKind::HrtimerExpireEntry { timer: t, .. } if t == *timer)
-        })
+        .find(|(_, event)| matches!(event.kind, EventKind::HrtimerExpireEntry { timer: t, .. } if t == *timer))
         .map(|(i, _)| i)
         .ok_or(Unsplit::NoHandling)?;
     let expire = events.get(expire_index).ok_or(Unsplit::NoHandling)?;
+    // A timer armed on an isolated or tick-less CPU is queued on a housekeeping CPU
+    // (nohz_full, isolcpus; timer_migration) and expires there: the handling is on that CPU,
+    // and its events must be complete too.
+    if expire.cpu != sample.cpu
+        && index.lost_between(expire.cpu, sample.due_ns.saturating_sub(LOST_LOOKBACK_NS), expire.ts_ns)
+    {
+        return Err(Unsplit::EventsLost);
+    }
     // The handling starts at the kernel's own clock read that found the timer expired: the
     // same clock as the due time, so never before it. Not the enclosing vector entry: that
     // interrupt is often raised for an earlier timer (the tick), this one being expired only
@@ -233,7 +238,7 @@ fn timer_handling(
         }
         _ => expire.ts_ns,
     };
-    Ok((handled_at, expire_index, expire.pid == tid))
+    Ok((handled_at, expire_index, expire.cpu == sample.cpu && expire.pid == tid))
 }
 
 /// Datagram: (the receiver's first `sched_waking` at or after the receive time less the
