@@ -7,6 +7,7 @@
 
 pub mod netns;
 pub mod prometheus;
+pub mod timerlat;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
