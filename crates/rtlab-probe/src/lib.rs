@@ -44,6 +44,7 @@ pub mod sweep;
 pub mod switch;
 pub mod taskset;
 pub mod timer;
+pub mod timerlat;
 pub mod traced;
 pub mod windows;
 pub mod workers;

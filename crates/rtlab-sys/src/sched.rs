@@ -49,6 +49,22 @@ fn set_scheduler(policy: libc::c_int, priority: libc::c_int) -> crate::Result<()
     Ok(())
 }
 
+/// `sched_setscheduler(tid, SCHED_FIFO, priority)` on another task (the kernel's timerlat
+/// threads, as rtla -P does). Not restored: those threads end with their tracer.
+pub fn set_task_fifo(tid: i32, priority: i32) -> crate::Result<()> {
+    let range = priority_range(Policy::Fifo);
+    if !range.contains(&priority) || tid <= 0 {
+        return Err(crate::SysError::Invalid(format!("SCHED_FIFO {priority} for task {tid}")));
+    }
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: `param` is a valid sched_param for the call; `tid` names a task, not memory.
+    let rc = unsafe { libc::sched_setscheduler(tid, libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        return Err(crate::SysError::last_os("sched_setscheduler"));
+    }
+    Ok(())
+}
+
 impl SchedulingGuard {
     /// `sched_setscheduler(0 /* calling thread */, policy, priority)`.
     /// EPERM gives [`crate::SysError::PermissionDenied`].

@@ -103,7 +103,8 @@ pub struct RunArgs {
     pub experiment: Option<PathBuf>,
     /// Probes, run one after another in each load scenario, each for its share of the
     /// duration: timer, jitter, sleep, net, remote, ipc:eventfd, ipc:pipe, ipc:futex,
-    /// ipc:mqueue, ipc:signal, switch, sweep [default: timer]
+    /// ipc:mqueue, ipc:signal, switch, sweep, timerlat (the kernel's timerlat tracer)
+    /// [default: timer]
     #[arg(long, short = 'P')]
     pub probe: Option<String>,
     /// jitter: the periods, measured one after another, e.g. "300us,1ms" (a bare number is
@@ -148,10 +149,12 @@ pub struct RunArgs {
     /// A suite's file check: the station comes with the suite's run, not with the file.
     #[arg(skip)]
     pub station_later: bool,
-    /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i) [default: 1ms]
+    /// Wake-up period: 1ms, 50us, ... (a bare number is µs, as in cyclictest -i; timerlat:
+    /// the tracer's period, whole µs from 100us to 1s) [default: 1ms]
     #[arg(long, short = 'i')]
     pub interval: Option<String>,
-    /// Priority of the measuring threads (default 95; 0 with --policy other)
+    /// Priority of the measuring threads (default 95; 0 with --policy other); timerlat: given,
+    /// the kernel's timerlat threads' SCHED_FIFO priority (rtla -P f:N), else the kernel's
     #[arg(long, short = 'p', allow_negative_numbers = true)]
     pub priority: Option<i64>,
     /// Scheduling policy of the measuring threads [default: fifo]

@@ -73,6 +73,9 @@ pub struct RunPlan {
     pub explain_above_ns: Option<u64>,
     /// `--station`, `--key`: the second station.
     pub station: Option<crate::probe_plan::StationTarget>,
+    /// `-P timerlat` with an explicit `--priority`: the SCHED_FIFO priority of the kernel's
+    /// timerlat threads (rtla -P); None keeps the kernel's own.
+    pub timerlat_priority: Option<i32>,
 }
 
 pub fn policy_of(arg: PolicyArg) -> Policy {
@@ -262,6 +265,7 @@ impl RunPlan {
             taskset,
             split: args.split,
             split_backend: args.split_backend,
+            timerlat_priority: args.priority.filter(|_| policy.is_realtime()).map(|p| p as i32),
             explain_above_ns,
             station: resolved.station,
         })

@@ -12,6 +12,7 @@ use rtlab_probe::sweep::{SweepConfig, SweepProbe, SweptProbe};
 use rtlab_probe::switch::{SwitchConfig, SwitchProbe, SwitchVariant};
 use rtlab_probe::taskset::{TasksetConfig, TasksetProbe};
 use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
+use rtlab_probe::timerlat::{TimerlatProbe, TimerlatProbeConfig};
 use rtlab_probe::{Budget, ClockKind, Probe, ProbeError, Sampling, Stimulus, ThreadSetup};
 use std::path::PathBuf;
 
@@ -53,7 +54,7 @@ pub fn expected_ns(plan: &RunPlan, probe: ProbeChoice) -> u64 {
         Budget::Samples(n) => {
             let s = &plan.probe_settings;
             let period = match probe {
-                ProbeChoice::Timer => plan.interval_ns,
+                ProbeChoice::Timer | ProbeChoice::Timerlat => plan.interval_ns,
                 ProbeChoice::Jitter => s.periods_ns.iter().sum::<u64>(),
                 ProbeChoice::Sleep => s.sleep_ns,
                 ProbeChoice::Sweep => s.sweep_rates_hz.iter().map(|r| (1e9 / r) as u64).sum(),
@@ -207,6 +208,13 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
             context.remote_delta,
         )?)?),
         ProbeChoice::Ipc(m) => Box::new(IpcProbe::new(ipc(m, budget))?),
+        ProbeChoice::Timerlat => Box::new(TimerlatProbe::new(TimerlatProbeConfig {
+            cpus: plan.cpus.clone(),
+            period_ns: plan.interval_ns,
+            budget,
+            histogram_max_ns: plan.histogram_max_ns,
+            thread_priority: plan.timerlat_priority,
+        })?),
         ProbeChoice::Switch => Box::new(SwitchProbe::new(SwitchConfig {
             stimulus: stimulus("switch", true),
             sampling: sampling(budget),

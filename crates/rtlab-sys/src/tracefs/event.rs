@@ -184,7 +184,17 @@ pub enum EventKind {
     /// when the kernel did not store the count; the marker's `ts_ns` is the timestamp of
     /// the page that reported the loss and its `pid` is -1 (no task).
     Lost { events: u64 },
+    /// `ftrace:timerlat` (the timerlat tracer): activation `seqnum` of this CPU's timerlat
+    /// timer seen from `context` ([`TIMERLAT_IRQ`], [`TIMERLAT_THREAD`], [`TIMERLAT_USER`]),
+    /// `timer_latency_ns` after the timer's expiry.
+    Timerlat { seqnum: u32, context: i32, timer_latency_ns: i64 },
 }
+
+/// `ftrace:timerlat` contexts (kernel/trace/trace_osnoise.c): the timer's interrupt handler,
+/// the kernel's timerlat thread, a user-space thread returning from `timerlat_fd` (6.8+).
+pub const TIMERLAT_IRQ: i32 = 0;
+pub const TIMERLAT_THREAD: i32 = 1;
+pub const TIMERLAT_USER: i32 = 2;
 
 #[cfg(test)]
 mod tests {

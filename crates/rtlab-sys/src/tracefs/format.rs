@@ -34,6 +34,8 @@ pub enum EventId {
     SchedWaking,
     SchedWakeup,
     SchedSwitch,
+    /// `ftrace:timerlat`, the timerlat tracer's per-activation record (not a split event).
+    Timerlat,
 }
 
 impl EventId {
@@ -52,6 +54,7 @@ impl EventId {
             EventId::SchedWaking => "sched/sched_waking".into(),
             EventId::SchedWakeup => "sched/sched_wakeup".into(),
             EventId::SchedSwitch => "sched/sched_switch".into(),
+            EventId::Timerlat => "ftrace/timerlat".into(),
         }
     }
 
@@ -155,6 +158,13 @@ impl EventFormat {
                 next_comm: comm("next_comm")?,
                 next_pid: int32("next_pid")?,
                 next_prio: int32("next_prio")?,
+            },
+            // timer_latency is declared u64 but is `now - expiry`: read as two's complement,
+            // an early wake-up stays negative.
+            EventId::Timerlat => EventKind::Timerlat {
+                seqnum: uint("seqnum")? as u32,
+                context: int32("context")?,
+                timer_latency_ns: int("timer_latency")?,
             },
         };
         Ok((pid, kind))

@@ -28,6 +28,7 @@ pub mod mount;
 pub mod ring;
 mod session;
 mod state;
+pub mod timerlat;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -107,12 +108,12 @@ impl TraceSession {
     /// Creates the instance, configures it, enables the events and starts the readers.
     /// Fails with [`TraceError::Unsupported`] naming what is missing.
     pub fn start(config: TraceConfig) -> Result<Self, TraceError> {
-        session::Session::start(config, None).map(|inner| Self { inner })
+        session::Session::start(config, None, session::Tracing::SplitEvents).map(|inner| Self { inner })
     }
 
     /// [`start`](Self::start), with the events also handed to `consumer` as they are read.
     pub fn start_streaming(config: TraceConfig, consumer: SharedConsumer) -> Result<Self, TraceError> {
-        session::Session::start(config, Some(consumer)).map(|inner| Self { inner })
+        session::Session::start(config, Some(consumer), session::Tracing::SplitEvents).map(|inner| Self { inner })
     }
 
     /// The instance's name under `instances/`.
@@ -147,6 +148,9 @@ pub struct TraceCapture {
     pub pages_with_uncounted_loss: u64,
     /// Steal readings (kept only when spooling: a consumer is handed them as they come).
     pub steal: Vec<StealSample>,
+    /// Per traced CPU, the ring buffer's own counters at the end (timerlat sessions; empty
+    /// for the split's).
+    pub ring_stats: Vec<RingStats>,
     /// What the session did, for run.json (instance, clock, buffer size, events, filters).
     pub description: String,
     /// Payload layouts of the enabled events, read when the session started.
@@ -196,6 +200,29 @@ impl TraceCapture {
     }
 }
 
+/// A CPU's ring-buffer counters (`per_cpu/cpuN/stats`) read when a session ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RingStats {
+    pub cpu: usize,
+    /// `overrun`: events overwritten before they were read (a full buffer in overwrite mode).
+    pub overrun: u64,
+    /// `dropped events`: events refused by a full buffer (no-overwrite mode).
+    pub dropped: u64,
+}
+
+impl RingStats {
+    /// Parses a `stats` file; a missing line counts 0.
+    pub fn parse(cpu: usize, text: &str) -> Self {
+        let value = |key: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(':')))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        Self { cpu, overrun: value("overrun"), dropped: value("dropped events") }
+    }
+}
+
 /// A split backend and whether this kernel supports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendSupport {
@@ -216,9 +243,10 @@ pub fn support() -> Vec<BackendSupport> {
         Some(root) => {
             let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
             let detail = if tracers.split_whitespace().any(|t| t == "timerlat") {
-                "present, not used by this rtlab: the tracefs backend measures the same instants"
+                "present: measured by `-P timerlat` (the kernel's own threads); not a split backend, \
+                 the tracefs backend measures the same instants for rtlab's threads"
             } else {
-                "this kernel has no timerlat tracer"
+                timerlat::NO_TIMERLAT
             };
             BackendSupport { name: "timerlat", usable: false, detail: detail.into() }
         }

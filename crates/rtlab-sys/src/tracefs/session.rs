@@ -24,8 +24,8 @@ use super::event::Vector;
 use super::format::{EventFormat, EventFormats, EventId};
 use super::ring::PageLayout;
 use super::{
-    remove_stale_instances, tracefs_root, SharedConsumer, StealSample, TraceCapture, TraceConfig, TraceError,
-    NOT_MOUNTED,
+    remove_stale_instances, tracefs_root, RingStats, SharedConsumer, StealSample, TraceCapture, TraceConfig,
+    TraceError, NOT_MOUNTED,
 };
 
 /// Events without which the split cannot be made.
@@ -142,6 +142,7 @@ struct ReaderOutput {
     events_lost: u64,
     pages_with_uncounted_loss: u64,
     steal: Vec<StealSample>,
+    ring_stats: Vec<RingStats>,
 }
 
 struct CpuReader {
@@ -279,8 +280,20 @@ fn sample_steal(cpus: &[usize], hz: u64, steal: &mut Vec<StealSample>) {
     }
 }
 
-/// The session's state; [`super::TraceSession`] is its public face.
+/// What a session records into its instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tracing {
+    /// The split's tracepoints, with their filters.
+    SplitEvents,
+    /// The timerlat tracer as the instance's tracer (its global `osnoise/*` settings are
+    /// written, and restored, by [`super::timerlat`]).
+    Timerlat,
+}
+
+/// The session's state; [`super::TraceSession`] and [`super::timerlat::TimerlatSession`] are
+/// its public faces.
 pub(super) struct Session {
+    tracing: Tracing,
     name: String,
     dir: PathBuf,
     config: TraceConfig,
@@ -306,8 +319,15 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    pub(super) fn start(config: TraceConfig, consumer: Option<SharedConsumer>) -> Result<Self, TraceError> {
-        let root = check_support()?;
+    pub(super) fn start(
+        config: TraceConfig,
+        consumer: Option<SharedConsumer>,
+        tracing: Tracing,
+    ) -> Result<Self, TraceError> {
+        let root = match tracing {
+            Tracing::SplitEvents => check_support()?,
+            Tracing::Timerlat => super::timerlat::check_support()?,
+        };
         if config.cpus.is_empty() {
             return Err(TraceError::Unsupported("no CPU to trace".into()));
         }
@@ -323,6 +343,7 @@ impl Session {
         let (name, dir) = create_instance(&root)?;
         // From here on, Drop removes the instance whatever fails.
         let mut session = Session {
+            tracing,
             name,
             dir,
             config,
@@ -351,6 +372,67 @@ impl Session {
         let mask = cpumask(&self.config.cpus);
         write_file(&dir.join("tracing_cpumask"), &mask)?;
 
+        let (enabled, notes) = match self.tracing {
+            Tracing::SplitEvents => self.enable_split_events(&dir)?,
+            Tracing::Timerlat => self.enable_timerlat(&dir)?,
+        };
+
+        if let Some(spool_dir) = &self.config.spool_dir {
+            std::fs::create_dir_all(spool_dir)
+                .map_err(io(format!("creating spool directory {}", spool_dir.display())))?;
+        }
+        let mut readers = Vec::new();
+        for &cpu in &self.config.cpus {
+            let pipe_path = dir.join("per_cpu").join(format!("cpu{cpu}")).join("trace_pipe_raw");
+            let pipe = OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&pipe_path)
+                .map_err(io(format!("opening {}", pipe_path.display())))?;
+            let spool = match &self.config.spool_dir {
+                Some(spool_dir) => {
+                    let spool_path = spool_dir.join(format!("cpu{cpu}.pages"));
+                    let spool =
+                        File::create(&spool_path).map_err(io(format!("creating spool {}", spool_path.display())))?;
+                    self.spool_files.push(spool_path);
+                    Some(spool)
+                }
+                None => None,
+            };
+            let cpu = u32::try_from(cpu).map_err(|_| TraceError::Unsupported(format!("CPU number {cpu}")))?;
+            readers.push(CpuReader { cpu, pipe, spool, bytes: 0, complete_before_ns: 0 });
+        }
+
+        let destination = match (&self.config.spool_dir, &self.consumer) {
+            (Some(spool), Some(_)) => format!("decoded as they are read and spooled to {}", spool.display()),
+            (Some(spool), None) => format!("spooled to {}", spool.display()),
+            (None, _) => "decoded as they are read, pages not kept".to_string(),
+        };
+        self.description = format!(
+            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads {destination}); {}: {}{}",
+            self.name,
+            self.config.buffer_kb_per_cpu,
+            self.layout.page_size,
+            if self.tracing == Tracing::Timerlat { "tracer timerlat, event" } else { "events" },
+            enabled.join(", "),
+            if notes.is_empty() { String::new() } else { format!("; notes: {}", notes.join("; ")) }
+        );
+
+        let stop = Arc::clone(&self.stop);
+        let layout = self.layout;
+        let decoding = self.consumer.clone().map(|consumer| Decoding { consumer, formats: self.formats.clone() });
+        let reader = std::thread::Builder::new()
+            .name("rtlab-trace".into())
+            .spawn(move || reader_loop(readers, layout, decoding, stop))
+            .map_err(io("starting the trace reader thread"))?;
+        self.reader = Some(reader);
+        write_file(&dir.join("tracing_on"), "1")?;
+        Ok(())
+    }
+
+    /// Enables the split's events (filtered where a filter applies). Returns the enabled
+    /// events as described and the notes.
+    fn enable_split_events(&mut self, dir: &Path) -> Result<(Vec<String>, Vec<String>), TraceError> {
         let mut notes = Vec::new();
         let mut enabled = Vec::new();
         let wakeup = hrtimer_wakeup_address();
@@ -401,57 +483,20 @@ impl Session {
         if !missing.is_empty() {
             return Err(TraceError::Unsupported(format!("this kernel lacks the tracepoint(s) {}", missing.join(", "))));
         }
+        Ok((enabled, notes))
+    }
 
-        if let Some(spool_dir) = &self.config.spool_dir {
-            std::fs::create_dir_all(spool_dir)
-                .map_err(io(format!("creating spool directory {}", spool_dir.display())))?;
-        }
-        let mut readers = Vec::new();
-        for &cpu in &self.config.cpus {
-            let pipe_path = dir.join("per_cpu").join(format!("cpu{cpu}")).join("trace_pipe_raw");
-            let pipe = OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&pipe_path)
-                .map_err(io(format!("opening {}", pipe_path.display())))?;
-            let spool = match &self.config.spool_dir {
-                Some(spool_dir) => {
-                    let spool_path = spool_dir.join(format!("cpu{cpu}.pages"));
-                    let spool =
-                        File::create(&spool_path).map_err(io(format!("creating spool {}", spool_path.display())))?;
-                    self.spool_files.push(spool_path);
-                    Some(spool)
-                }
-                None => None,
-            };
-            let cpu = u32::try_from(cpu).map_err(|_| TraceError::Unsupported(format!("CPU number {cpu}")))?;
-            readers.push(CpuReader { cpu, pipe, spool, bytes: 0, complete_before_ns: 0 });
-        }
-
-        let destination = match (&self.config.spool_dir, &self.consumer) {
-            (Some(spool), Some(_)) => format!("decoded as they are read and spooled to {}", spool.display()),
-            (Some(spool), None) => format!("spooled to {}", spool.display()),
-            (None, _) => "decoded as they are read, pages not kept".to_string(),
-        };
-        self.description = format!(
-            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads {destination}); events: {}{}",
-            self.name,
-            self.config.buffer_kb_per_cpu,
-            self.layout.page_size,
-            enabled.join(", "),
-            if notes.is_empty() { String::new() } else { format!("; notes: {}", notes.join("; ")) }
-        );
-
-        let stop = Arc::clone(&self.stop);
-        let layout = self.layout;
-        let decoding = self.consumer.clone().map(|consumer| Decoding { consumer, formats: self.formats.clone() });
-        let reader = std::thread::Builder::new()
-            .name("rtlab-trace".into())
-            .spawn(move || reader_loop(readers, layout, decoding, stop))
-            .map_err(io("starting the trace reader thread"))?;
-        self.reader = Some(reader);
-        write_file(&dir.join("tracing_on"), "1")?;
-        Ok(())
+    /// Makes timerlat the instance's tracer (it starts its per-CPU threads when tracing is
+    /// switched on) and reads the layout of its `ftrace:timerlat` records.
+    fn enable_timerlat(&mut self, dir: &Path) -> Result<(Vec<String>, Vec<String>), TraceError> {
+        let event = EventId::Timerlat;
+        let text = super::read_tracefs_file(&dir.join("events").join(event.tracepoint()).join("format"))
+            .map_err(|e| TraceError::Unsupported(format!("the timerlat tracer's event ftrace:timerlat: {e}")))?;
+        self.formats.insert(EventFormat::parse(event, &text)?);
+        write_file(&dir.join("current_tracer"), "timerlat").map_err(|e| {
+            TraceError::Unsupported(format!("the timerlat tracer cannot be set in a tracefs instance: {e}"))
+        })?;
+        Ok((vec!["ftrace:timerlat".into()], Vec::new()))
     }
 
     pub(super) fn instance_name(&self) -> &str {
@@ -476,12 +521,32 @@ impl Session {
             }
             None => Ok(ReaderOutput::default()),
         };
+        let mut output = output;
+        if self.tracing == Tracing::Timerlat {
+            if let Ok(out) = output.as_mut() {
+                out.ring_stats = self.ring_stats();
+            }
+            // The tracer stops its threads when it is replaced (rmdir would do the same).
+            let _ = write_file(&self.dir.join("current_tracer"), "nop");
+        }
         // The reader's files are closed now (it returned), so the instance is not busy.
         let removed = remove_instance_dir(&self.dir);
         off?;
         let output = output?;
         removed?;
         Ok(output)
+    }
+
+    /// Each traced CPU's ring-buffer counters (`per_cpu/cpuN/stats`).
+    fn ring_stats(&self) -> Vec<RingStats> {
+        let mut all = Vec::new();
+        for &cpu in &self.config.cpus {
+            let path = self.dir.join("per_cpu").join(format!("cpu{cpu}")).join("stats");
+            if let Ok(text) = super::read_tracefs_file(&path) {
+                all.push(RingStats::parse(cpu, &text));
+            }
+        }
+        all
     }
 
     pub(super) fn stop(&mut self) -> Result<TraceCapture, TraceError> {
@@ -493,6 +558,7 @@ impl Session {
             events_lost: output.events_lost,
             pages_with_uncounted_loss: output.pages_with_uncounted_loss,
             steal: output.steal,
+            ring_stats: output.ring_stats,
             description: self.description.clone(),
             formats: self.formats.clone(),
             layout: self.layout,

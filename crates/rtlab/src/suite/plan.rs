@@ -100,6 +100,9 @@ fn probe_summary(plan: &RunPlan, probe: crate::probe_plan::ProbeChoice) -> Strin
     let rates = |rates: &[f64]| rates.iter().map(|r| format!("{} Hz", format_rate(*r))).collect::<Vec<_>>().join(", ");
     match probe {
         ProbeChoice::Timer => format!("timer every {}", format_period(plan.interval_ns as i64)),
+        ProbeChoice::Timerlat => {
+            format!("the kernel's timerlat tracer every {}", format_period(plan.interval_ns as i64))
+        }
         ProbeChoice::Jitter => {
             let periods: Vec<String> = settings.periods_ns.iter().map(|p| format_period(*p as i64)).collect();
             format!("jitter at period{} {}", if periods.len() == 1 { "" } else { "s" }, periods.join(", "))

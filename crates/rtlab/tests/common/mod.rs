@@ -8,6 +8,7 @@
 pub mod guest;
 pub mod netns;
 pub mod prometheus;
+pub mod timerlat;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
