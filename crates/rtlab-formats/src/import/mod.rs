@@ -485,6 +485,7 @@ pub fn build_run(
         imported: Some(info),
         taskset: None,
         split: None,
+        noise: None,
     };
     run.check()?;
     Ok(run)

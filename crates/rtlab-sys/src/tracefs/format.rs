@@ -34,6 +34,9 @@ pub enum EventId {
     SchedWaking,
     SchedWakeup,
     SchedSwitch,
+    /// `nmi:nmi_handler`: fires after an NMI handler with its duration (noise attribution;
+    /// optional).
+    NmiHandler,
 }
 
 impl EventId {
@@ -52,6 +55,7 @@ impl EventId {
             EventId::SchedWaking => "sched/sched_waking".into(),
             EventId::SchedWakeup => "sched/sched_wakeup".into(),
             EventId::SchedSwitch => "sched/sched_switch".into(),
+            EventId::NmiHandler => "nmi/nmi_handler".into(),
         }
     }
 
@@ -70,6 +74,7 @@ impl EventId {
             EventId::SchedWaking,
             EventId::SchedWakeup,
             EventId::SchedSwitch,
+            EventId::NmiHandler,
         ]);
         all
     }
@@ -154,6 +159,7 @@ impl EventFormat {
                 next_pid: int32("next_pid")?,
                 next_prio: int32("next_prio")?,
             },
+            EventId::NmiHandler => EventKind::Nmi { delta_ns: int("delta_ns")? },
         };
         Ok((pid, kind))
     }
