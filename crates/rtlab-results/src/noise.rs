@@ -110,6 +110,8 @@ pub struct NoiseRun {
     pub tracing: String,
     /// The kernel's RT throttling settings and what they mean for a busy loop.
     pub rt_throttling: String,
+    /// How the measured CPUs were chosen (without --cpus: all but the housekeeping CPU).
+    pub cpus_choice: String,
     pub cpus: Vec<NoiseCpu>,
 }
 

@@ -12,7 +12,7 @@ use rtlab_results::run::ProbeSettings;
 use std::collections::BTreeMap;
 
 /// The probes `--probe` accepts, in the order of `--help`.
-pub const PROBE_NAMES: [&str; 12] = [
+pub const PROBE_NAMES: [&str; 13] = [
     "timer",
     "jitter",
     "sleep",
@@ -25,6 +25,7 @@ pub const PROBE_NAMES: [&str; 12] = [
     "switch",
     "sweep",
     "remote",
+    "noise",
 ];
 
 /// One probe of the run.
@@ -39,6 +40,8 @@ pub enum ProbeChoice {
     Sweep,
     /// Regnier's experiment 2 against a second station (`--station`).
     Remote,
+    /// oslat's busy loop: gaps between clock reads (noise), attributed from the kernel trace.
+    Noise,
     /// A task set run for real (`--taskset FILE`, never `--probe`).
     Taskset,
 }
@@ -53,6 +56,7 @@ impl ProbeChoice {
             "switch" => ProbeChoice::Switch,
             "sweep" => ProbeChoice::Sweep,
             "remote" => ProbeChoice::Remote,
+            "noise" => ProbeChoice::Noise,
             other => ProbeChoice::Ipc(Mechanism::from_name(other.strip_prefix("ipc:")?)?),
         })
     }
@@ -67,6 +71,7 @@ impl ProbeChoice {
             ProbeChoice::Switch => "switch",
             ProbeChoice::Sweep => "sweep",
             ProbeChoice::Remote => "remote",
+            ProbeChoice::Noise => "noise",
             ProbeChoice::Taskset => "taskset",
         }
     }
