@@ -430,6 +430,8 @@ pub enum ImportFrom {
     Jitterdebugger,
     /// Xenomai latency output and/or its -g histogram file
     Xenomai,
+    /// oslat --json file (rt-tests' busy loop)
+    Oslat,
 }
 
 /// Units for sources that do not record theirs.
