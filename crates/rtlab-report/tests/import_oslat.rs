@@ -44,6 +44,15 @@ fn every_loop_of_a_microsecond_or_more_is_a_gap_and_the_last_bucket_is_censored(
             // oslat's max is its loop's whole µs rounded up: the gap's lower bound is 1 µs less.
             assert_eq!(s.max, (max_us - 1) * 1000);
             assert_eq!(s.min, 1000, "the smallest gap bucket is [1, 2) µs");
+            // The source's exact mean of the gaps, from oslat's avg over every loop: the
+            // censored gaps make it at least the histogram's mean (they sit at the bound).
+            let loops: u64 = (1..=buckets).map(count).sum();
+            let avg = thread["avg"].as_f64().unwrap();
+            let exact = ((avg * loops as f64 - count(1) as f64) / gaps as f64 - 1.0) * 1000.0;
+            let Some(Detail::Float(source_avg)) = m.details.get("source_avg_ns") else { panic!("no source_avg_ns") };
+            assert!((source_avg - exact).abs() < 1e-6 * exact.max(1.0), "{source_avg} vs {exact}");
+            let mean = m.moments.mean().unwrap();
+            assert!(*source_avg + 1.0 >= mean, "{source_avg} < {mean}");
             // The censored loops sit at the last bucket's lower bound, below the max.
             assert!(s.p99_9 >= (buckets as i64 - 1) * 1000 || count(buckets) * 1000 < gaps);
         }

@@ -103,7 +103,8 @@ pub struct RunArgs {
     pub experiment: Option<PathBuf>,
     /// Probes, run one after another in each load scenario, each for its share of the
     /// duration: timer, jitter, sleep, net, remote, ipc:eventfd, ipc:pipe, ipc:futex,
-    /// ipc:mqueue, ipc:signal, switch, sweep [default: timer]
+    /// ipc:mqueue, ipc:signal, switch, sweep, noise (a busy loop on every CPU but the first
+    /// unless --cpus) [default: timer]
     #[arg(long, short = 'P')]
     pub probe: Option<String>,
     /// jitter: the periods, measured one after another, e.g. "300us,1ms" (a bare number is

@@ -13,7 +13,8 @@
 //! Imported as rtlab's `noise.gap`: the loops of 1 µs and more (keys ≥ 2) are the gaps, each
 //! at its bucket's lower bound; the last bucket's loops are the histogram's overflows
 //! (`overflow_from_ns` at its lower bound, the largest at oslat's max), the sub-µs loops a
-//! detail. oslat's own figures are kept as details.
+//! detail. The gaps' exact mean, censored gaps included, follows from oslat's avg (the
+//! source's average, `avg_ns`); oslat's own figures are kept as details.
 
 use super::cyclictest::{rfc2822_epoch, rfc2822_to_rfc3339, JsonFile, UniqueKeys};
 use super::{
@@ -181,12 +182,12 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
             buckets: gap_buckets,
             overflows,
             overflow_from_ns,
-            // oslat's min, avg and max are over every loop (the sub-µs ones included): only
-            // the max is a gap's.
+            // oslat's min, avg and max are over every loop (the sub-µs ones included): the
+            // max is a gap's; the gaps' exact mean follows from the avg (below).
             min_ns: None,
             max_ns: (gaps > 0).then(|| (max_us as i64 - 1) * 1000),
             count: Some(gaps),
-            avg_ns: None,
+            avg_ns: gap_mean_ns(avg_us, total, below, gaps),
         };
         let mut series = Series::new(
             "noise",
@@ -219,6 +220,19 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
         parsed.duration_s = (b > a).then_some((b - a) as f64);
     }
     Ok(parsed)
+}
+
+/// The gaps' mean (ns, at the buckets' lower-bound convention) from oslat's `avg`, the mean
+/// of every loop's rounded-up µs (index + 1): the loops sum to avg × total, the sub-µs ones
+/// to 1 each, so the gaps (censored ones included) sum to avg × total − below, in rounded-up
+/// µs, 1 µs above their lower bounds. Exact to oslat's six decimals of avg.
+fn gap_mean_ns(avg_us: f64, total: u64, below: u64, gaps: u64) -> Option<f64> {
+    if gaps == 0 {
+        return None;
+    }
+    let rounded_up_sum = avg_us * total as f64 - below as f64;
+    let mean = (rounded_up_sum / gaps as f64 - 1.0) * 1000.0;
+    (mean.is_finite() && mean >= 0.0).then_some(mean)
 }
 
 /// The number of buckets from oslat's command line (`-b N`, `-bN`, `--bucket-size N`,
