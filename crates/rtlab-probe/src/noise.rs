@@ -164,7 +164,19 @@ impl Probe for NoiseProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let NoiseProbe { config, threads, raw_drains } = *self;
-        let writer = RawWriter::for_drains(raw_drains)?;
+        let writer = match housekeeping_cpus(&config) {
+            // The writer carries the gaps to their attribution: on a busy loop's CPU it would
+            // run only when that loop is throttled (seen in the PREEMPT_RT guest: the ring
+            // filled once and every later gap was lost to the attribution). It starts on the
+            // other CPUs, from a thread restricted to them (it inherits the mask).
+            Some(cpus) => std::thread::spawn(move || {
+                let _ = rtlab_sys::sched::restrict_current_thread(&cpus);
+                RawWriter::for_drains(raw_drains)
+            })
+            .join()
+            .map_err(|_| ProbeError::ThreadPanicked { cpu: config.cpus[0] })??,
+            None => RawWriter::for_drains(raw_drains)?,
+        };
         let workers = threads
             .into_iter()
             .map(|thread| {
@@ -182,6 +194,17 @@ impl Probe for NoiseProbe {
         let (threads, raw_written) = run_workers(workers, &stop, Ending::Independent, writer, false)?;
         Ok(ProbeOutput { probe: "noise".into(), threads, raw_written, notes: notes(&config) })
     }
+}
+
+/// The online CPUs without a busy loop, for the threads that serve the loops; None when
+/// simulated, unknown, or every CPU has a loop.
+pub fn housekeeping_cpus(config: &NoiseConfig) -> Option<Vec<usize>> {
+    if !matches!(config.clock, ClockKind::Monotonic) {
+        return None;
+    }
+    let online = rtlab_sys::sched::online_cpus().ok()?;
+    let rest: Vec<usize> = online.into_iter().filter(|c| !config.cpus.contains(c)).collect();
+    (!rest.is_empty()).then_some(rest)
 }
 
 /// How the probe ran, for run.json's notes.

@@ -67,9 +67,21 @@ pub struct NoiseSession {
 pub fn start(plan: &RunPlan, trace: NoiseTrace) -> Result<NoiseSession, String> {
     let trace = Arc::new(Mutex::new(trace));
     let config = TraceConfig { cpus: plan.cpus.clone(), buffer_kb_per_cpu: BUFFER_KB_PER_CPU, spool_dir: None };
-    TraceSession::start_streaming(config, trace.clone())
-        .map(|session| NoiseSession { session, trace })
-        .map_err(|e| e.to_string())
+    // The session's reader thread must not share a CPU with a busy loop (it would run only
+    // while the loop is throttled): it is started from a thread kept to the other CPUs.
+    let housekeeping: Vec<usize> = rtlab_sys::sched::online_cpus()
+        .map(|online| online.into_iter().filter(|c| !plan.cpus.contains(c)).collect())
+        .unwrap_or_default();
+    let shared = trace.clone();
+    let session = std::thread::spawn(move || {
+        if !housekeeping.is_empty() {
+            let _ = rtlab_sys::sched::restrict_current_thread(&housekeeping);
+        }
+        TraceSession::start_streaming(config, shared)
+    })
+    .join()
+    .map_err(|_| "the thread starting the trace session panicked".to_string())?;
+    session.map(|session| NoiseSession { session, trace }).map_err(|e| e.to_string())
 }
 
 /// What a stopped session attributed, and what it did.

@@ -293,4 +293,27 @@ print fmt: \"irq=%d name=%s\", REC->irq, __get_str(name)\n";
         let short = &rec[..18];
         assert!(matches!(f.decode(short), Err(TraceError::Format(_))));
     }
+
+    const NMI_HANDLER: &str = "name: nmi_handler\nID: 170\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:void * handler;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:s64 delta_ns;\toffset:16;\tsize:8;\tsigned:1;\n\
+\tfield:int handled;\toffset:24;\tsize:4;\tsigned:1;\n";
+
+    #[test]
+    fn decodes_an_nmi_with_its_duration() {
+        // The format file of the development VM's 6.18 kernel.
+        let f = EventFormat::parse(EventId::NmiHandler, NMI_HANDLER).unwrap();
+        let mut rec = Vec::new();
+        rec.extend_from_slice(&170u16.to_le_bytes());
+        rec.extend_from_slice(&[0, 0]);
+        rec.extend_from_slice(&42i32.to_le_bytes());
+        rec.extend_from_slice(&0xffff_ffff_8100_0000u64.to_le_bytes());
+        rec.extend_from_slice(&3_500i64.to_le_bytes());
+        rec.extend_from_slice(&1i32.to_le_bytes());
+        assert_eq!(f.decode(&rec).unwrap(), (42, EventKind::Nmi { delta_ns: 3_500 }));
+    }
 }
