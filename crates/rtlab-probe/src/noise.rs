@@ -99,7 +99,7 @@ impl ReadClock for SimulatedReads {
         self.state ^= self.state >> 27;
         let r = self.state.wrapping_mul(0x2545_f491_4f6c_dd1d);
         self.now += 40;
-        if r % 25_000 == 0 {
+        if r.is_multiple_of(25_000) {
             self.now += 2_000 + (r >> 32) % 7_000;
         }
         self.now

@@ -423,7 +423,7 @@ impl TraceConsumer for NoiseTrace {
         window.events.extend(events);
         let over = window.events.len().saturating_sub(MAX_EVENTS_PER_CPU);
         if over > 0 {
-            if let Some(last) = window.events.drain(..over).last() {
+            if let Some(last) = window.events.drain(..over).next_back() {
                 window.dropped_through_ns = window.dropped_through_ns.max(last.ts_ns);
             }
         }
