@@ -26,6 +26,7 @@ pub fn single_file_names(format: ImportFormat) -> &'static [&'static str] {
         ImportFormat::Rtla => &["timerlat_hist.txt"],
         ImportFormat::Jitterdebugger => &["results.json", "samples.raw"],
         ImportFormat::Xenomai => &["latency.log", "histogram.dat"],
+        ImportFormat::Oslat => &["oslat.json"],
     }
 }
 
@@ -34,7 +35,7 @@ pub fn file_pair_names(format: ImportFormat) -> Option<[&'static str; 2]> {
     match format {
         ImportFormat::Jitterdebugger => Some(["results.json", "samples.raw"]),
         ImportFormat::Xenomai => Some(["latency.log", "histogram.dat"]),
-        ImportFormat::Cyclictest | ImportFormat::Rtla => None,
+        ImportFormat::Cyclictest | ImportFormat::Rtla | ImportFormat::Oslat => None,
     }
 }
 

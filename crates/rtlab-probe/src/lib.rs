@@ -11,7 +11,8 @@
 //!   message queue, signal), [`switch::SwitchProbe`] (task-switch time on one CPU, Dodiu
 //!   Table 3), [`sweep::SweepProbe`] (a stimulus probe over several rates, Dodiu Table 2) and
 //!   [`remote::RemoteProbe`] (Regnier's experiment 2: stimuli to a second station, both of
-//!   its answers timestamped here).
+//!   its answers timestamped here), [`noise::NoiseProbe`] (oslat's busy loop: gaps between
+//!   clock reads, attributed from the kernel trace by [`noise_trace`]).
 //! - [`taskset::TasksetProbe`]: a task set run for real: one thread per task on one CPU,
 //!   periodic releases from a synchronous start, jobs busy for C of their own CPU time,
 //!   per-job response times and explicit deadline-miss counts.
@@ -35,6 +36,8 @@ pub mod ipc;
 pub mod jitter;
 pub mod live;
 pub mod net;
+pub mod noise;
+pub mod noise_trace;
 pub mod raw;
 pub mod recorder;
 pub mod remote;

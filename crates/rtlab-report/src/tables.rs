@@ -17,6 +17,7 @@ use rtlab_results::verdict::{Check, Outcome, Verdict};
 use serde::Serialize;
 use std::fmt::Write;
 
+pub mod noise;
 pub mod probes;
 pub mod split;
 pub mod tail;

@@ -225,6 +225,7 @@ impl Exporter for TerminalSummary {
             }
             out.push_str(&crate::tables::taskset::terminal_section(run, &scenario.name));
             out.push_str(&crate::tables::split::terminal_section(run, &scenario.name));
+            out.push_str(&crate::tables::noise::terminal_section(run, &scenario.name));
             out.push('\n');
             if let Some(a) = &scenario.activity {
                 let _ = writeln!(out, "Activity: {}", activity_line(a));

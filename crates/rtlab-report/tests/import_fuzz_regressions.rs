@@ -109,6 +109,11 @@ fn jitterdebugger_survives_generated_input() {
 }
 
 #[test]
+fn oslat_survives_generated_input() {
+    survives_generated_input(ImportFormat::Oslat);
+}
+
+#[test]
 fn xenomai_survives_generated_input() {
     survives_generated_input(ImportFormat::Xenomai);
 }

@@ -10,7 +10,8 @@
 //! - [`host::SystemInfo`], [`host::Distortion`], [`host::Policy`]: the host as `rtlab-sys`
 //!   read it; [`activity::Activity`]: what the system did during a window.
 //! - [`load::LoadReport`]: what a load achieved; [`split::SplitRun`]: the split section and
-//!   the explained spikes; [`taskset::TasksetRun`]: a task set run for real;
+//!   the explained spikes; [`noise::NoiseRun`]: the noise probe's gaps per cause;
+//!   [`taskset::TasksetRun`]: a task set run for real;
 //!   [`verdict::Verdict`]: the judgement against the requirements.
 //! - [`history::HistoryDb`]: the monitor's SQLite history of [`history::WindowRecord`]s
 //!   (one per closed window: histograms, moments, overruns, lost, activity) and
@@ -35,6 +36,7 @@ pub mod host;
 pub mod judgement;
 pub mod load;
 pub mod monitor;
+pub mod noise;
 pub mod raw;
 pub mod run;
 pub mod set;

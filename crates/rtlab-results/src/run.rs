@@ -53,6 +53,10 @@ pub struct RunResult {
     /// explained spikes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<crate::split::SplitRun>,
+    /// Set by `rtlab run -P noise`: per scenario and CPU the busy loop's noise and its gaps'
+    /// time per cause (docs/probes/noise.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::NoiseRun>,
 }
 
 /// Where an imported run came from, and what of it is known. Fields of [`RunResult`] that
@@ -520,6 +524,9 @@ impl RunResult {
             if m.interval_ns == 0 {
                 return Err(format!("{what}: interval_ns is 0"));
             }
+        }
+        if let Some(noise) = &self.noise {
+            noise.check()?;
         }
         Ok(())
     }

@@ -77,6 +77,19 @@ fn read_trimmed(path: &str) -> Option<String> {
     read(path).map(|s| s.trim().to_string())
 }
 
+/// The current clocksource (`tsc`, `kvm-clock`, `hpet`, ...), if readable.
+pub fn current_clocksource() -> Option<String> {
+    read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+}
+
+/// The kernel's RT throttling: `sched_rt_runtime_us` and `sched_rt_period_us` (runtime -1:
+/// off), if readable.
+pub fn rt_throttling() -> Option<(i64, i64)> {
+    let runtime = read_trimmed("/proc/sys/kernel/sched_rt_runtime_us")?.parse().ok()?;
+    let period = read_trimmed("/proc/sys/kernel/sched_rt_period_us")?.parse().ok()?;
+    Some((runtime, period))
+}
+
 struct Uts {
     hostname: String,
     release: String,

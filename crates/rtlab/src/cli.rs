@@ -103,8 +103,8 @@ pub struct RunArgs {
     pub experiment: Option<PathBuf>,
     /// Probes, run one after another in each load scenario, each for its share of the
     /// duration: timer, jitter, sleep, net, remote, ipc:eventfd, ipc:pipe, ipc:futex,
-    /// ipc:mqueue, ipc:signal, switch, sweep, timerlat (the kernel's timerlat tracer)
-    /// [default: timer]
+    /// ipc:mqueue, ipc:signal, switch, sweep, timerlat (the kernel's timerlat tracer), noise
+    /// (a busy loop on every CPU but the first unless --cpus) [default: timer]
     #[arg(long, short = 'P')]
     pub probe: Option<String>,
     /// jitter: the periods, measured one after another, e.g. "300us,1ms" (a bare number is
@@ -433,6 +433,8 @@ pub enum ImportFrom {
     Jitterdebugger,
     /// Xenomai latency output and/or its -g histogram file
     Xenomai,
+    /// oslat --json file (rt-tests' busy loop)
+    Oslat,
 }
 
 /// Units for sources that do not record theirs.

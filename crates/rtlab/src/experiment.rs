@@ -71,6 +71,8 @@ pub struct RunPlan {
     pub split_backend: crate::cli::SplitBackendArg,
     /// `--explain-above`: explain samples above this (None: each thread's worst).
     pub explain_above_ns: Option<u64>,
+    /// With the noise probe: how its CPUs were chosen (run.json `noise.cpus_choice`).
+    pub noise_cpus: Option<String>,
     /// `--station`, `--key`: the second station.
     pub station: Option<crate::probe_plan::StationTarget>,
     /// `-P timerlat` with an explicit `--priority`: the SCHED_FIFO priority of the kernel's
@@ -140,8 +142,12 @@ impl RunPlan {
         }
         // Read and analysed first: a malformed set is the error to report.
         let taskset = crate::probe_plan::resolve_taskset(args, online)?;
+        // The noise probe's busy loops run real-time on every CPU they measure: without
+        // --cpus they leave the housekeeping CPU (the first online one) to the system.
+        let noise_asked = args.probe.as_deref().is_some_and(|list| list.split(',').any(|p| p.trim() == "noise"));
         let cpus = match &taskset {
             Some(t) => vec![t.cpu],
+            None if noise_asked && args.cpus.is_none() && online.len() >= 2 => online[1..].to_vec(),
             None => resolve_cpus("--cpus", args.cpus.as_deref(), online)?,
         };
         let priority = match &taskset {
@@ -237,6 +243,7 @@ impl RunPlan {
         } else if args.split_backend != crate::cli::SplitBackendArg::Tracefs {
             return Err(usage("--split-backend chooses the backend of --split: add --split"));
         }
+        let noise_cpus = noise_asked.then(|| crate::noise_run::cpus_choice(&cpus, args.cpus.is_some(), online));
         Ok(Self {
             probes: resolved.probes,
             probe_settings: resolved.settings,
@@ -268,6 +275,7 @@ impl RunPlan {
             timerlat_priority: args.priority.filter(|_| policy.is_realtime()).map(|p| p as i32),
             explain_above_ns,
             station: resolved.station,
+            noise_cpus,
         })
     }
 

@@ -12,6 +12,7 @@ pub fn cmd_import(args: &ImportArgs) -> anyhow::Result<u8> {
         ImportFrom::Rtla => ImportFormat::Rtla,
         ImportFrom::Jitterdebugger => ImportFormat::Jitterdebugger,
         ImportFrom::Xenomai => ImportFormat::Xenomai,
+        ImportFrom::Oslat => ImportFormat::Oslat,
     };
     let interval_ns = args.interval.as_deref().map(crate::plan_values::parse_interval).transpose()?;
     if let Some(label) = &args.label {

@@ -10,6 +10,7 @@ mod fleet_cmd;
 mod history_cmd;
 mod import_cmd;
 mod monitor_cmd;
+mod noise_run;
 mod packaging;
 mod plan_values;
 mod probe_build;

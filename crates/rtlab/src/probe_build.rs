@@ -6,6 +6,7 @@ use crate::experiment::RunPlan;
 use rtlab_probe::ipc::{IpcConfig, IpcProbe, Mechanism};
 use rtlab_probe::jitter::{JitterConfig, JitterProbe};
 use rtlab_probe::net::{NetConfig, NetProbe};
+use rtlab_probe::noise::{NoiseConfig, NoiseProbe};
 use rtlab_probe::remote::{DeltaEstimate, RemoteConfig, RemoteProbe};
 use rtlab_probe::sleep::{SleepConfig, SleepProbe};
 use rtlab_probe::sweep::{SweepConfig, SweepProbe, SweptProbe};
@@ -25,7 +26,8 @@ pub struct BuildContext {
     pub clock: ClockKind,
     /// With `--split --raw`: where the kernel trace of this probe is spooled.
     pub trace_dir: Option<PathBuf>,
-    /// With `--split`: where the timer or net probe hands its samples to the split.
+    /// With `--split`: where the timer or net probe hands its samples to the split; for the
+    /// noise probe, where its gaps go to their attribution.
     pub split_tap: Option<rtlab_probe::raw::SampleTap>,
     /// `remote`: δ, calibrated before the loads or given (None: not known yet, while the
     /// probe is only checked).
@@ -227,6 +229,24 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
                 _ => SweptProbe::Net(net(budget)),
             };
             Box::new(SweepProbe::new(SweepConfig { rates_hz: s.sweep_rates_hz.clone(), budget, swept })?)
+        }
+        ProbeChoice::Noise => {
+            let Budget::Duration { ns: duration_ns } = budget else {
+                return Err(ProbeError::Config(
+                    "the busy loop runs for a duration (--duration), not a sample count".into(),
+                ));
+            };
+            Box::new(NoiseProbe::new(NoiseConfig {
+                cpus: plan.cpus.clone(),
+                duration_ns,
+                threshold_ns: rtlab_probe::noise::DEFAULT_THRESHOLD_NS,
+                histogram_max_ns: plan.histogram_max_ns,
+                raw_dir: context.raw_dir.clone(),
+                raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+                clock: context.clock,
+                setup: context.setup,
+                tap: context.split_tap.clone(),
+            })?)
         }
         ProbeChoice::Taskset => {
             let taskset = plan

@@ -12,7 +12,7 @@ use rtlab_results::run::ProbeSettings;
 use std::collections::BTreeMap;
 
 /// The probes `--probe` accepts, in the order of `--help`.
-pub const PROBE_NAMES: [&str; 13] = [
+pub const PROBE_NAMES: [&str; 14] = [
     "timer",
     "jitter",
     "sleep",
@@ -26,6 +26,7 @@ pub const PROBE_NAMES: [&str; 13] = [
     "sweep",
     "remote",
     "timerlat",
+    "noise",
 ];
 
 /// One probe of the run.
@@ -42,6 +43,8 @@ pub enum ProbeChoice {
     Remote,
     /// The kernel's timerlat tracer (kernels with CONFIG_TIMERLAT_TRACER).
     Timerlat,
+    /// oslat's busy loop: gaps between clock reads (noise), attributed from the kernel trace.
+    Noise,
     /// A task set run for real (`--taskset FILE`, never `--probe`).
     Taskset,
 }
@@ -57,6 +60,7 @@ impl ProbeChoice {
             "sweep" => ProbeChoice::Sweep,
             "remote" => ProbeChoice::Remote,
             "timerlat" => ProbeChoice::Timerlat,
+            "noise" => ProbeChoice::Noise,
             other => ProbeChoice::Ipc(Mechanism::from_name(other.strip_prefix("ipc:")?)?),
         })
     }
@@ -72,6 +76,7 @@ impl ProbeChoice {
             ProbeChoice::Sweep => "sweep",
             ProbeChoice::Remote => "remote",
             ProbeChoice::Timerlat => "timerlat",
+            ProbeChoice::Noise => "noise",
             ProbeChoice::Taskset => "taskset",
         }
     }

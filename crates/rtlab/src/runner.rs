@@ -217,6 +217,9 @@ pub fn run(
     } else {
         (None, None)
     };
+    // -P noise: the gaps are attributed from a kernel trace where tracefs is usable (as root
+    // mounted for the run like --split's); otherwise they are recorded unattributed.
+    let noise_tracing = crate::noise_run::prepare(plan);
     prepare_output_dir(&plan.output)?;
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
     if plan.loaded_scenarios().next().is_some() {
@@ -231,12 +234,21 @@ pub fn run(
     let mut failed_to_load = None;
     let mut raw_stopped = None;
     let mut splits = Vec::new();
+    let mut noise = NoiseCollected::default();
     for (index, planned) in plan.scenarios.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let mut outcome = measure_scenario(plan, index, planned, setup, split_backend.as_ref(), remote_delta, &stop)?;
+        let tracing = Tracing { split: split_backend.as_ref(), noise: noise_tracing.as_ref() };
+        let mut outcome = measure_scenario(plan, index, planned, setup, tracing, remote_delta, &stop)?;
         splits.append(&mut outcome.splits);
+        noise.cpus.append(&mut outcome.noise.cpus);
+        noise.description = noise.description.or(outcome.noise.description);
+        for note in outcome.noise.notes {
+            if !noise.notes.contains(&note) {
+                noise.notes.push(note);
+            }
+        }
         for note in outcome.notes {
             if !realtime.notes.contains(&note) {
                 realtime.notes.push(note);
@@ -304,6 +316,10 @@ pub fn run(
         imported: None,
         taskset: None,
         split: split_backend.map(|backend| crate::split_run::section(plan, backend, splits)),
+        noise: plan
+            .probes
+            .contains(&ProbeChoice::Noise)
+            .then(|| crate::noise_run::section(plan, &noise_tracing, noise.description, &noise.notes, noise.cpus)),
     };
     if let Some(t) = &plan.taskset {
         let section = rtlab_results::taskset::TasksetRun::new(
@@ -335,6 +351,25 @@ struct ScenarioOutcome {
     notes: Vec<String>,
     /// With --split: each split probe's account.
     splits: Vec<crate::split_run::ProbeSplit>,
+    /// With the noise probe: its CPUs' figures and causes.
+    noise: NoiseCollected,
+}
+
+/// The noise probe's findings so far.
+#[derive(Default)]
+struct NoiseCollected {
+    cpus: Vec<rtlab_results::noise::NoiseCpu>,
+    /// The first tracing session's description.
+    description: Option<String>,
+    /// Why a session could not attribute (it failed to start or to be collected).
+    notes: Vec<String>,
+}
+
+/// The kernel tracing of a run: the split's backend (--split) and the noise probe's.
+#[derive(Clone, Copy)]
+struct Tracing<'a> {
+    split: Option<&'a crate::split_run::Backend>,
+    noise: Option<&'a crate::noise_run::NoiseTracing>,
 }
 
 /// A probe that cannot be set up or fails while sampling is an environment error (exit 3);
@@ -362,10 +397,11 @@ fn measure_scenario(
     index: usize,
     planned: &ScenarioPlan,
     setup: ThreadSetup,
-    split_backend: Option<&crate::split_run::Backend>,
+    tracing: Tracing<'_>,
     remote_delta: Option<rtlab_probe::remote::DeltaEstimate>,
     stop: &Arc<AtomicBool>,
 ) -> anyhow::Result<ScenarioOutcome> {
+    let split_backend = tracing.split;
     let simulated = plan.simulate.is_some();
     let name = planned.name.as_str();
     let mut scenario = Scenario {
@@ -409,6 +445,7 @@ fn measure_scenario(
                     measurements: Vec::new(),
                     notes: Vec::new(),
                     splits: Vec::new(),
+                    noise: NoiseCollected::default(),
                 });
             }
         }
@@ -432,6 +469,7 @@ fn measure_scenario(
     let mut measurements = Vec::new();
     let mut notes = Vec::new();
     let mut splits = Vec::new();
+    let mut noise = NoiseCollected::default();
     let mut raw_account = RawAccount::default();
     let mut outcome = Ok(());
     for (probe_index, &choice) in plan.probes.iter().enumerate() {
@@ -447,6 +485,19 @@ fn measure_scenario(
         let trace_dir = (split.is_some() && plan.raw)
             .then(|| plan.output.join("trace").join(scenario_dir_name(index, name)).join(choice.name()));
         let (split_tap, split) = split.unzip();
+        // The noise probe's gaps go to their attribution through the same kind of tap.
+        let noise_untraced = match tracing.noise.map(|t| &t.usable) {
+            Some(Err(why)) => Some(why.clone()),
+            Some(Ok(())) => None,
+            None => Some("not traced (simulated run)".to_string()),
+        };
+        let (split_tap, noise_trace) = match (choice, &noise_untraced) {
+            (ProbeChoice::Noise, None) => {
+                let (tap, trace) = crate::noise_run::attribution(plan);
+                (Some(tap), Some(trace))
+            }
+            _ => (split_tap, None),
+        };
         let context = BuildContext { setup, raw_dir: raw_dir.clone(), clock, trace_dir, split_tap, remote_delta };
         let title = match (plan.scenarios.len(), plan.probes.len()) {
             (1, 1) => name.to_string(),
@@ -455,9 +506,29 @@ fn measure_scenario(
             (s, n) => format!("{name} ({}/{s}) · {} ({}/{n})", index + 1, choice.name(), probe_index + 1),
         };
         let split = split.zip(split_backend);
-        let job = ProbeJob { choice, context: &context, split, title: &title };
+        let job = ProbeJob { choice, context: &context, split, noise: noise_trace, title: &title };
         match measure_probe(plan, job, &mut host, &mut scenario, stop) {
-            Ok((mut output, elapsed, traced)) => {
+            Ok((mut output, elapsed, traced, noise_traced)) => {
+                if choice == ProbeChoice::Noise {
+                    let (traced, untraced) = match noise_traced {
+                        Some(Ok(t)) => (Some(t), None),
+                        Some(Err(why)) => (None, Some(why)),
+                        None => (None, noise_untraced.clone()),
+                    };
+                    if let (Some(why), None) = (&untraced, &noise_untraced) {
+                        noise.notes.push(format!("scenario {name:?}: the gaps are unattributed: {why}"));
+                    }
+                    if let Some(t) = &traced {
+                        noise.description.get_or_insert_with(|| t.description.clone());
+                        if t.events_lost > 0 {
+                            noise.notes.push(format!(
+                                "scenario {name:?}: the kernel dropped {} trace events (full buffer); the gaps around                                  them are unattributed",
+                                t.events_lost
+                            ));
+                        }
+                    }
+                    noise.cpus.extend(crate::noise_run::cpus_of(&output, name, traced.as_ref(), untraced.as_deref()));
+                }
                 if let Some((capture, split)) = traced {
                     match crate::split_run::split_probe(&mut output, &capture, split, name) {
                         Ok(split) => splits.push(split),
@@ -513,7 +584,7 @@ fn measure_scenario(
     scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
     notes.extend(station_notes);
-    Ok(ScenarioOutcome { scenario, measurements, notes, splits })
+    Ok(ScenarioOutcome { scenario, measurements, notes, splits, noise })
 }
 
 /// The station's counters now, on a control session (opened when `client` is None).
@@ -617,8 +688,13 @@ struct ProbeJob<'a> {
     context: &'a BuildContext,
     /// With --split: the split and its backend.
     split: Option<(StreamingSplit, &'a crate::split_run::Backend)>,
+    /// The noise probe's attribution, when its CPUs can be traced.
+    noise: Option<rtlab_probe::noise_trace::NoiseTrace>,
     title: &'a str,
 }
+
+/// The noise probe's attribution when its session ran, or why it could not.
+type NoiseOutcome = Option<Result<crate::noise_run::NoiseTraced, String>>;
 
 /// A split probe's trace session, stopped, and its split, to be finished.
 type Traced = (crate::split_run::SessionSummary, StreamingSplit);
@@ -632,8 +708,8 @@ fn measure_probe(
     host: &mut Option<LoadHost>,
     scenario: &mut Scenario,
     stop: &Arc<AtomicBool>,
-) -> anyhow::Result<(ProbeOutput, f64, Option<Traced>)> {
-    let ProbeJob { choice, context, split, title } = job;
+) -> anyhow::Result<(ProbeOutput, f64, Option<Traced>, NoiseOutcome)> {
+    let ProbeJob { choice, context, split, noise, title } = job;
     let simulated = plan.simulate.is_some();
     let probe: Box<dyn Probe> = probe_build::build(plan, choice, context).map_err(|e| probe_error(choice, e))?;
     let live = probe.live();
@@ -646,6 +722,8 @@ fn measure_probe(
         }
         None => None,
     };
+    // The noise probe's session: one that cannot start leaves the gaps unattributed.
+    let noise_session = noise.map(|trace| crate::noise_run::start(plan, trace));
     let started = Instant::now();
     let driver_stop = stop.clone();
     let driver = std::thread::Builder::new()
@@ -677,6 +755,7 @@ fn measure_probe(
         }
         None => None,
     };
+    let noise_traced = noise_session.map(|session| session.and_then(crate::noise_run::NoiseSession::stop));
     let output = outcome.map_err(|e| probe_error(choice, e))?;
     let elapsed = if simulated {
         // Virtual time: per period (jitter runs its periods one after another), the
@@ -694,7 +773,7 @@ fn measure_probe(
         // The probe thread's own end time: the main thread polls and may notice it late.
         sampling_ended.duration_since(started).as_secs_f64()
     };
-    Ok((output, elapsed, traced))
+    Ok((output, elapsed, traced, noise_traced))
 }
 
 fn format_ns(ns: u64) -> String {

@@ -137,7 +137,7 @@ fn choose_named(name: &'static str, why: &str) -> anyhow::Result<Backend> {
 /// The tracing lock of a `--split` run, and tracefs if this run mounted it; dropping it
 /// unmounts what it mounted (unless another rtlab still uses it) and says so on stderr, once.
 #[derive(Debug)]
-pub struct MountedTracing(tracefs::mount::TracefsMount);
+pub struct MountedTracing(tracefs::mount::TracefsMount, &'static str);
 
 impl MountedTracing {
     /// What this run mounted, if anything.
@@ -152,10 +152,10 @@ impl Drop for MountedTracing {
         let mounted = kind.describe();
         match self.0.release() {
             Some(tracefs::mount::Release::Unmounted(_)) => {
-                eprintln!("rtlab: mounted {mounted} for the split; unmounted at the end")
+                eprintln!("rtlab: mounted {mounted} for {}; unmounted at the end", self.1)
             }
             Some(tracefs::mount::Release::LeftMounted(_, why)) => {
-                eprintln!("rtlab: mounted {mounted} for the split; left it mounted at the end: {why}")
+                eprintln!("rtlab: mounted {mounted} for {}; left it mounted at the end: {why}", self.1)
             }
             None => {}
         }
@@ -167,8 +167,14 @@ impl Drop for MountedTracing {
 /// says how to mount it). A failed mount is exit 3 naming the command to run by hand.
 fn mount_tracing() -> anyhow::Result<MountedTracing> {
     tracefs::mount::TracefsMount::acquire()
-        .map(MountedTracing)
+        .map(|m| MountedTracing(m, "the split"))
         .map_err(|e| environment(format!("--split needs kernel tracing: {e}")))
+}
+
+/// As [`mount_tracing`] for another user of the trace (`purpose`: "the noise probe's
+/// attribution"); the error is the mount's own, for the caller to report.
+pub fn mount_tracing_for(purpose: &'static str) -> Result<MountedTracing, tracefs::TraceError> {
+    tracefs::mount::TracefsMount::acquire().map(|m| MountedTracing(m, purpose))
 }
 
 /// The backend choice with what rtlab mounted for it, for run.json's `split.backend_choice`.

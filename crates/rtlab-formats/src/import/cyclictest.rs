@@ -847,13 +847,13 @@ fn apply_status(scan: &Scan, parsed: &mut ParsedSource) {
 
 /// Errors inside a JSON file: the line of the key at fault, found by searching the text
 /// for its path (serde_json's tree keeps no positions).
-struct JsonFile<'a> {
-    path: &'a str,
-    text: &'a str,
+pub(crate) struct JsonFile<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) text: &'a str,
 }
 
 impl JsonFile<'_> {
-    fn error(&self, keys: &[&str], reason: impl Into<String>) -> ImportError {
+    pub(crate) fn error(&self, keys: &[&str], reason: impl Into<String>) -> ImportError {
         let mut from = 0;
         let mut found = None;
         for key in keys {
@@ -1145,7 +1145,7 @@ fn parse_json(file: &SourceFile, options: &ImportOptions) -> Result<ParsedSource
 
 /// A JSON document whose objects never repeat a key. serde_json's `Value` keeps only the
 /// last of a repeated key, which would drop a histogram bucket without a word.
-struct UniqueKeys;
+pub(crate) struct UniqueKeys;
 
 impl<'de> serde::Deserialize<'de> for UniqueKeys {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -1475,11 +1475,11 @@ fn apply_cmdline(cmdline: Option<&Cmdline>, with_histogram: bool, parsed: &mut P
 /// cyclictest's `strftime("%a, %d %b %Y %H:%M:%S %z")`.
 const CYCLICTEST_TIME: &str = "%a, %d %b %Y %H:%M:%S %z";
 
-fn rfc2822_to_rfc3339(text: &str) -> Option<String> {
+pub(crate) fn rfc2822_to_rfc3339(text: &str) -> Option<String> {
     chrono::DateTime::parse_from_rfc2822(text.trim()).ok().map(|t| t.to_rfc3339())
 }
 
-fn rfc2822_epoch(text: &str) -> Option<i64> {
+pub(crate) fn rfc2822_epoch(text: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc2822(text.trim()).ok().map(|t| t.timestamp())
 }
 

@@ -1,6 +1,6 @@
 //! Importers: other tools' result files -> a normal [`RunResult`] marked as imported.
 //!
-//! Each format's parser ([`cyclictest`], [`rtla`], [`jitterdebugger`], [`xenomai`]) reads
+//! Each format's parser ([`cyclictest`], [`rtla`], [`jitterdebugger`], [`xenomai`], [`oslat`]) reads
 //! bytes into a [`ParsedSource`]: what the files recorded, nothing more. [`build_run`]
 //! turns that into run.json, the same way for every format, so that counts add up and the
 //! [`ImportInfo`] says which statistics are exact. Everything here is pure (no I/O): the
@@ -11,6 +11,7 @@
 
 pub mod cyclictest;
 pub mod jitterdebugger;
+pub mod oslat;
 pub mod rtla;
 pub mod xenomai;
 
@@ -63,11 +64,18 @@ pub enum ImportFormat {
     Jitterdebugger,
     /// Xenomai `latency` output (RTT/RTH/RTD/RTS lines) and/or its `-g` histogram file.
     Xenomai,
+    /// rt-tests' `oslat --json` file (the busy loop's gap histogram per thread).
+    Oslat,
 }
 
 impl ImportFormat {
-    pub const ALL: [ImportFormat; 4] =
-        [ImportFormat::Cyclictest, ImportFormat::Rtla, ImportFormat::Jitterdebugger, ImportFormat::Xenomai];
+    pub const ALL: [ImportFormat; 5] = [
+        ImportFormat::Cyclictest,
+        ImportFormat::Rtla,
+        ImportFormat::Jitterdebugger,
+        ImportFormat::Xenomai,
+        ImportFormat::Oslat,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -75,6 +83,7 @@ impl ImportFormat {
             ImportFormat::Rtla => "rtla",
             ImportFormat::Jitterdebugger => "jitterdebugger",
             ImportFormat::Xenomai => "xenomai",
+            ImportFormat::Oslat => "oslat",
         }
     }
 }
@@ -233,6 +242,7 @@ pub fn import(format: ImportFormat, files: &[SourceFile], options: &ImportOption
         ImportFormat::Rtla => rtla::parse(files, options)?,
         ImportFormat::Jitterdebugger => jitterdebugger::parse(files, options)?,
         ImportFormat::Xenomai => xenomai::parse(files, options)?,
+        ImportFormat::Oslat => oslat::parse(files, options)?,
     };
     build_run(format, files, parsed, options).map_err(|reason| ImportError::whole(&first.path, reason))
 }
@@ -485,6 +495,7 @@ pub fn build_run(
         imported: Some(info),
         taskset: None,
         split: None,
+        noise: None,
     };
     run.check()?;
     Ok(run)

@@ -91,7 +91,7 @@ fn steal_over(steal: &[StealSample], sample: &WakeSample) -> Option<(u64, u64)> 
 
 /// A handler open on the CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Handler {
+pub(crate) enum Handler {
     Vector(Vector),
     Irq {
         irq: i32,
@@ -103,7 +103,7 @@ enum Handler {
 }
 
 impl Handler {
-    fn cause(&self) -> (CauseKind, String) {
+    pub(crate) fn cause(&self) -> (CauseKind, String) {
         match self {
             Handler::Vector(vector) => (CauseKind::IrqHandler, vector.tracepoint().to_string()),
             Handler::Irq { irq, name } => (CauseKind::IrqHandler, format!("irq {irq} {name}")),
@@ -116,19 +116,19 @@ impl Handler {
     }
 }
 
-/// What the CPU was doing at one instant.
+/// What the CPU was doing at one instant (also the noise probe's gap walk).
 #[derive(Debug, Default)]
-struct CpuContext {
+pub(crate) struct CpuContext {
     /// The current task (None until an event says).
-    current: Option<i32>,
+    pub(crate) current: Option<i32>,
     /// Whether the current task was switched in after the handling started (a
     /// higher-priority thread that ran first, rather than one that was already running).
     current_switched_in_after_handling: bool,
-    handlers: Vec<Handler>,
+    pub(crate) handlers: Vec<Handler>,
 }
 
 impl CpuContext {
-    fn apply(&mut self, event: &KernelEvent, handling_started: bool) {
+    pub(crate) fn apply(&mut self, event: &KernelEvent, handling_started: bool) {
         if !matches!(event.kind, EventKind::Lost { .. } | EventKind::SchedSwitch { .. })
             && self.current != Some(event.pid)
         {

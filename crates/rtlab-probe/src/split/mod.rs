@@ -26,6 +26,7 @@ mod attribution;
 mod cut;
 mod summary;
 
+pub(crate) use attribution::CpuContext;
 pub use attribution::{explain, CONTEXT_LOOKBACK_NS, EVENTS_LOST_NAME};
 pub use cut::{
     find_tid, split_samples, COMM_BYTES, DATAGRAM_WAKING_ALLOWANCE_NS, LOST_LOOKBACK_NS, MAX_TIMER_SLACK_NS,

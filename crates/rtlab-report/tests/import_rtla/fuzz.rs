@@ -76,6 +76,7 @@ fn check(format: ImportFormat, files: &[SourceFile], tried: usize, full_every: u
             ImportFormat::Jitterdebugger => rtlab_formats::import::jitterdebugger::parse(files, &options),
             ImportFormat::Xenomai => rtlab_formats::import::xenomai::parse(files, &options),
             ImportFormat::Cyclictest => rtlab_formats::import::cyclictest::parse(files, &options),
+            ImportFormat::Oslat => rtlab_formats::import::oslat::parse(files, &options),
         };
         match parsed {
             Ok(parsed) if tried.is_multiple_of(full_every) => {

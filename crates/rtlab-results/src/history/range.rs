@@ -355,6 +355,7 @@ pub fn run_of_rows(
         imported: None,
         taskset: None,
         split: None,
+        noise: None,
     })
 }
 

@@ -179,6 +179,8 @@ pub enum EventKind {
         next_pid: i32,
         next_prio: i32,
     },
+    /// `nmi:nmi_handler`: an NMI handler that ran for `delta_ns`, ending at the event's time.
+    Nmi { delta_ns: i64 },
     /// The ring buffer dropped events on this CPU just before this point (a full buffer):
     /// what happened between the previous event and this one is not known. `events` is 0
     /// when the kernel did not store the count; the marker's `ts_ns` is the timestamp of

@@ -36,6 +36,9 @@ pub enum EventId {
     SchedSwitch,
     /// `ftrace:timerlat`, the timerlat tracer's per-activation record (not a split event).
     Timerlat,
+    /// `nmi:nmi_handler`: fires after an NMI handler with its duration (noise attribution;
+    /// optional).
+    NmiHandler,
 }
 
 impl EventId {
@@ -55,6 +58,7 @@ impl EventId {
             EventId::SchedWakeup => "sched/sched_wakeup".into(),
             EventId::SchedSwitch => "sched/sched_switch".into(),
             EventId::Timerlat => "ftrace/timerlat".into(),
+            EventId::NmiHandler => "nmi/nmi_handler".into(),
         }
     }
 
@@ -73,6 +77,7 @@ impl EventId {
             EventId::SchedWaking,
             EventId::SchedWakeup,
             EventId::SchedSwitch,
+            EventId::NmiHandler,
         ]);
         all
     }
@@ -166,6 +171,7 @@ impl EventFormat {
                 context: int32("context")?,
                 timer_latency_ns: int("timer_latency")?,
             },
+            EventId::NmiHandler => EventKind::Nmi { delta_ns: int("delta_ns")? },
         };
         Ok((pid, kind))
     }
@@ -298,5 +304,28 @@ print fmt: \"irq=%d name=%s\", REC->irq, __get_str(name)\n";
         // A location outside the record is a format error, not a panic.
         let short = &rec[..18];
         assert!(matches!(f.decode(short), Err(TraceError::Format(_))));
+    }
+
+    const NMI_HANDLER: &str = "name: nmi_handler\nID: 170\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:void * handler;\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:s64 delta_ns;\toffset:16;\tsize:8;\tsigned:1;\n\
+\tfield:int handled;\toffset:24;\tsize:4;\tsigned:1;\n";
+
+    #[test]
+    fn decodes_an_nmi_with_its_duration() {
+        // The format file of the development VM's 6.18 kernel.
+        let f = EventFormat::parse(EventId::NmiHandler, NMI_HANDLER).unwrap();
+        let mut rec = Vec::new();
+        rec.extend_from_slice(&170u16.to_le_bytes());
+        rec.extend_from_slice(&[0, 0]);
+        rec.extend_from_slice(&42i32.to_le_bytes());
+        rec.extend_from_slice(&0xffff_ffff_8100_0000u64.to_le_bytes());
+        rec.extend_from_slice(&3_500i64.to_le_bytes());
+        rec.extend_from_slice(&1i32.to_le_bytes());
+        assert_eq!(f.decode(&rec).unwrap(), (42, EventKind::Nmi { delta_ns: 3_500 }));
     }
 }
