@@ -245,7 +245,7 @@ impl Exporter for TerminalSummary {
                     );
                 }
             }
-            if let Some(line) = censored_exceedance_line(&sd).filter(|_| run.taskset.is_none()) {
+            if let Some(line) = censored_exceedance_line(sd).filter(|_| run.taskset.is_none()) {
                 let _ = writeln!(out, "{line}");
             }
             if let Some(line) = crate::pwcet::summary_line(run, &scenario.name, sd.main_metric.as_deref())? {
