@@ -17,6 +17,7 @@
 //! - [`taskset`]: task sets (C, T, D, priority, B, J) from TOML or rt-app JSON;
 //!   [`schedulability`]: Liu-Layland, hyperbolic bound and response-time analysis.
 
+pub mod censored;
 pub mod compare;
 pub mod curve;
 pub mod evt;

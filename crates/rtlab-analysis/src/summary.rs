@@ -23,6 +23,11 @@ pub struct Summary {
     pub p99_99: i64,
     #[serde(rename = "p99.999")]
     pub p99_999: i64,
+    /// What the source clipped and which figures are therefore lower bounds (imports of
+    /// overflowing histograms, [`crate::censored`]). Absent for uncensored data and in
+    /// run.json files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub censored: Option<crate::censored::Censoring>,
 }
 
 impl Summary {
@@ -42,7 +47,27 @@ impl Summary {
             p99_9: p(0.999),
             p99_99: p(0.9999),
             p99_999: p(0.99999),
+            censored: None,
         })
+    }
+
+    /// The summary of recorded data of which `censoring` was clipped (None: as
+    /// [`Summary::from_parts`]): its lower bounds marked ([`crate::censored::Censoring::apply`]).
+    pub fn from_censored_parts(
+        histogram: &LatencyHistogram,
+        moments: &Moments,
+        censoring: Option<crate::censored::Censoring>,
+    ) -> Option<Summary> {
+        let summary = Summary::from_parts(histogram, moments)?;
+        Some(match censoring {
+            Some(c) => c.apply(summary),
+            None => summary,
+        })
+    }
+
+    /// The percentile values in [`SUMMARY_PERCENTILES`] order, to change in place.
+    pub(crate) fn percentile_slots(&mut self) -> [&mut i64; 6] {
+        [&mut self.p50, &mut self.p90, &mut self.p99, &mut self.p99_9, &mut self.p99_99, &mut self.p99_999]
     }
 
     /// The percentile values in [`SUMMARY_PERCENTILES`] order.

@@ -3,6 +3,7 @@
 //! conclusion. Presentation (text, JSON) happens in the exporters.
 
 use crate::ReportError;
+use rtlab_analysis::censored::Censoring;
 use rtlab_analysis::exceedance::Exceedance;
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
 use rtlab_results::run::{detail_f64, detail_i64, Measurement, RunResult, Setting};
@@ -78,6 +79,13 @@ pub struct Conclusion {
     /// The largest sample of `rule_metric`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule_worst_ns: Option<i64>,
+    /// `worst_ns` is a lower bound: the source clipped the largest samples (censored data).
+    /// Akamina's rule is then not applied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub worst_is_lower_bound: bool,
+    /// `p99_9_ns` is a lower bound (it lies beyond the source's histogram).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub p99_9_is_lower_bound: bool,
 }
 
 /// The digest of one load scenario.
@@ -161,7 +169,8 @@ fn scenario_digest(
     let main = main_metric.as_deref().and_then(|name| metrics.iter().find(|m| m.metric == name));
     let exceedance = main.and_then(|d| {
         let row = d.overall();
-        let s = row.summary.as_ref()?;
+        // A threshold beyond the source's histogram has no exceedance interval to give.
+        let s = row.summary.as_ref().filter(|s| !s.is_lower_bound("p99.999"))?;
         Exceedance::new(0.99999, s.p99_999, row.sample_rate_hz, row.count)
     });
     let conclusion = main.and_then(|d| {
@@ -175,9 +184,11 @@ fn scenario_digest(
         } else {
             None
         };
+        // A clipped maximum says nothing of the shortest period: the rule is not applied.
         let rule_worst = rule_metric
             .and_then(|r| metrics.iter().find(|m| m.metric == r))
             .and_then(|m| m.overall().summary.as_ref())
+            .filter(|s| !s.is_lower_bound("max"))
             .map(|s| s.max);
         // Named separately only when the rule speaks of another metric than the conclusion.
         let (rule_metric, rule_worst_ns) = match rule_metric {
@@ -193,6 +204,8 @@ fn scenario_digest(
             shortest_period_ns: rule_worst.map(|worst| (worst.max(0) as f64 / LATENCY_SHARE_OF_PERIOD).ceil() as i64),
             rule_metric,
             rule_worst_ns,
+            worst_is_lower_bound: s.is_lower_bound("max"),
+            p99_9_is_lower_bound: s.is_lower_bound("p99.9"),
         })
     });
     Ok(ScenarioDigest {
@@ -286,8 +299,14 @@ pub fn combine(measurements: &[&Measurement]) -> Result<Combined, ReportError> {
         row.lost += m.lost;
         row.sample_rate_hz += rate(m.count, m.cycles, m.interval_ns);
     }
-    row.summary = histogram.as_ref().and_then(|h| Summary::from_parts(h, &moments));
+    let censoring = merged_censoring(measurements);
+    row.summary = histogram.as_ref().and_then(|h| Summary::from_censored_parts(h, &moments, censoring));
     Ok(Combined { histogram, moments, row })
+}
+
+/// What the sources of `measurements` clipped, together (None when nothing was clipped).
+pub fn merged_censoring(measurements: &[&Measurement]) -> Option<Censoring> {
+    Censoring::merge(measurements.iter().map(|m| m.summary.as_ref().and_then(|s| s.censored.as_ref())))
 }
 
 fn combined_row(measurements: &[&Measurement]) -> Result<MetricRow, ReportError> {

@@ -8,7 +8,7 @@ use crate::figures::{self, palette, Figure, MetricFigures, TableFigure};
 use crate::tables::{self, Table};
 use crate::text::{escape, metric_title};
 use crate::ReportError;
-use rtlab_analysis::units::{format_us, format_us_f, thousands};
+use rtlab_analysis::units::{format_us, thousands};
 use rtlab_results::run::RunResult;
 use rtlab_results::set::{Configuration, ReportExporter, ReportSet};
 use rtlab_results::verdict::{Outcome, Verdict};
@@ -374,13 +374,13 @@ fn key_figures(page: &mut String, set: &ReportSet, configurations: &[Configurati
             match &row.summary {
                 Some(s) => {
                     for cell in [
-                        format_us(s.min),
-                        format_us_f(s.mean),
-                        format_us(s.p50),
-                        format_us(s.p99),
-                        format_us(s.p99_9),
-                        format_us(s.p99_999),
-                        format!("<strong>{}</strong>", format_us(s.max)),
+                        escape(&s.format_us("min")),
+                        escape(&s.format_us("mean")),
+                        escape(&s.format_us("p50")),
+                        escape(&s.format_us("p99")),
+                        escape(&s.format_us("p99.9")),
+                        escape(&s.format_us("p99.999")),
+                        format!("<strong>{}</strong>", escape(&s.format_us("max"))),
                     ] {
                         let _ = write!(page, "<td>{cell}</td>");
                     }

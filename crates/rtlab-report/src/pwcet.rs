@@ -256,6 +256,14 @@ pub fn measurements_tail(
     let observed_max_ns = measurements.iter().filter(|m| m.count > 0).map(|m| m.moments.max()).max().flatten();
     let outcome = if input.total_samples == 0 {
         Err("no samples were taken".to_string())
+    } else if let Some(c) = crate::digest::merged_censoring(measurements) {
+        // Censored data: the largest samples, all that extreme value theory fits, are unknown.
+        Err(format!(
+            "the tail is censored: {} samples lie beyond the source's histogram (at least {} µs each), so the largest \
+             samples, which extreme value theory fits, are unknown",
+            rtlab_analysis::units::thousands(c.count),
+            rtlab_analysis::units::format_us(c.above_ns)
+        ))
     } else {
         cached(&input, config).map_err(|why| {
             // The analysis' reason without its error's "pWCET: " prefix.

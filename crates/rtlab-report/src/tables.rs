@@ -7,6 +7,7 @@
 use crate::digest::{combine, Combined};
 use crate::host::{preemption_name, yes};
 use crate::text::{format_amount, format_rate, metric_title, policy_name, top_rates};
+use rtlab_analysis::censored::LOWER_BOUND_SIGN;
 use rtlab_analysis::compare::{bootstrap_quantile, difference, Change, QuantileReplicates, CONFIDENCE, REPLICATES};
 use rtlab_analysis::exceedance::format_interval;
 use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
@@ -154,6 +155,15 @@ impl Cell {
         Cell { shown: format_us_f(ns), raw: format!("{ns:.0}") }
     }
 
+    /// A summary's figure ("p99", "mean", ...), "≥" before a lower bound (censored data) in
+    /// both the shown and the raw value.
+    fn figure(s: &Summary, name: &str) -> Cell {
+        let Some(ns) = s.figure_ns(name) else { return Cell::none() };
+        let raw = format!("{ns:.0}");
+        let raw = if s.is_lower_bound(name) { format!("{LOWER_BOUND_SIGN}{raw}") } else { raw };
+        Cell { shown: s.format_us(name), raw }
+    }
+
     /// A difference: "+1.2" / "-0.4" / "0.0".
     fn signed_us(ns: i64) -> Cell {
         let shown = format_us(ns);
@@ -245,7 +255,18 @@ fn verdict_table(verdict: &Verdict) -> Table {
             vec![
                 Cell::text(&c.requirement.text),
                 Cell::text(configuration),
-                Cell::or_none(c.measured_ns, Cell::us),
+                Cell::or_none(c.measured_ns, |ns| {
+                    let cell = Cell::us(ns);
+                    if c.lower_bound {
+                        // Beyond the source's histogram (censored data): at least this.
+                        Cell {
+                            shown: format!("{LOWER_BOUND_SIGN} {}", cell.shown),
+                            raw: format!("{LOWER_BOUND_SIGN}{}", cell.raw),
+                        }
+                    } else {
+                        cell
+                    }
+                }),
                 Cell::us(c.requirement.bound_ns),
                 Cell::or_none(c.margin_ns, Cell::signed_us),
                 Cell::text(match c.outcome() {
@@ -293,13 +314,7 @@ fn percentile_cell(all: &Combined, statistic: &str) -> Cell {
         _ => {}
     }
     let Some(s) = &row.summary else { return Cell::none() };
-    match statistic {
-        "min" => Cell::us(s.min),
-        "mean" => Cell::us_f(s.mean),
-        "stddev" => Cell::us_f(s.stddev),
-        "max" => Cell::us(s.max),
-        name => Cell::or_none(s.percentiles().iter().find(|(n, _)| *n == name).map(|(_, v)| *v), Cell::us),
-    }
+    Cell::figure(s, statistic)
 }
 
 /// (a) rtlab's own: every statistic of one metric, one column per configuration.
@@ -378,9 +393,18 @@ fn comparison_table(metric: &str, columns: &[Column]) -> Option<Table> {
         None,
         table_columns,
     );
+    let mut censored = false;
     for (index, column, histogram) in others {
         let mut cells = vec![Cell::text(&column.config.name)];
-        for ((_, q), a) in COMPARED.iter().zip(&baseline) {
+        for ((name, q), a) in COMPARED.iter().zip(&baseline) {
+            // A quantile beyond a source's histogram is a lower bound: no difference to quote.
+            let figure = if *name == "median" { "p50" } else { name };
+            let clipped = |c: &Column| c.summary(metric).is_some_and(|s| s.is_lower_bound(figure));
+            if clipped(base) || clipped(column) {
+                cells.extend([Cell::none(), Cell::none(), Cell::none(), Cell::text("censored")]);
+                censored = true;
+                continue;
+            }
             let d = a.as_ref().zip(replicates(*index, histogram, *q)).and_then(|(a, b)| difference(a, &b, CONFIDENCE));
             match d {
                 Some(d) => cells.extend([
@@ -398,6 +422,12 @@ fn comparison_table(metric: &str, columns: &[Column]) -> Option<Table> {
         }
         push_row(&mut table, cells);
     }
+    if censored {
+        table.notes.push(format!(
+            "censored: the quantile lies beyond a source's histogram in A or B (a lower bound, shown {LOWER_BOUND_SIGN}): \
+             their difference is unknown."
+        ));
+    }
     table.notes.push(format!(
         "Δ = B − A (negative: B is lower, i.e. better). CI: {:.0} % confidence interval from a Poisson bootstrap over the histogram buckets ({REPLICATES} replicates, fixed seed); \"within noise\" when it contains 0.",
         CONFIDENCE * 100.0
@@ -411,7 +441,7 @@ fn comparison_table(metric: &str, columns: &[Column]) -> Option<Table> {
 
 fn max_and_threshold(column: Option<&Column>, metric: &str) -> [Cell; 2] {
     match column.and_then(|c| c.summary(metric)) {
-        Some(s) => [Cell::us(s.max), Cell::us(s.p99_999)],
+        Some(s) => [Cell::figure(s, "max"), Cell::figure(s, "p99.999")],
         None => [Cell::none(), Cell::none()],
     }
 }
@@ -503,7 +533,7 @@ fn moments_table(metrics: &[String], columns: &[Column]) -> Table {
                 Cell::count(all.row.count),
             ];
             match &all.row.summary {
-                Some(s) => cells.extend([Cell::us_f(s.mean), Cell::us_f(s.stddev), Cell::us(s.min), Cell::us(s.max)]),
+                Some(s) => cells.extend(["mean", "stddev", "min", "max"].map(|name| Cell::figure(s, name))),
                 None => cells.extend((0..4).map(|_| Cell::none())),
             }
             push_row(&mut table, cells);

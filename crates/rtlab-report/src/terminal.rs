@@ -4,8 +4,9 @@ use crate::digest::{MetricRow, RunDigest, LATENCY_SHARE_OF_PERIOD};
 use crate::tables::text_table;
 use crate::text::{conclusion_prefix, format_amount, format_rate, metric_title, policy_name, top_rates};
 use crate::{Exporter, ReportError};
+use rtlab_analysis::censored::LOWER_BOUND_SIGN;
 use rtlab_analysis::exceedance::format_interval;
-use rtlab_analysis::units::{format_period, format_us, format_us_f, thousands};
+use rtlab_analysis::units::{format_period, format_us, thousands};
 use rtlab_results::activity::Activity;
 use rtlab_results::run::{RunResult, Scenario};
 use rtlab_results::verdict::{Outcome, Verdict};
@@ -23,18 +24,7 @@ fn table_row(out: &mut String, row: &MetricRow) {
     let _ = write!(out, "  {cpu:>4} {:>10} {:>8} {:>6}", row.count, row.overruns, row.lost);
     match &row.summary {
         Some(s) => {
-            let cells = [
-                format_us(s.min),
-                format_us_f(s.mean),
-                format_us_f(s.stddev),
-                format_us(s.p50),
-                format_us(s.p99),
-                format_us(s.p99_9),
-                format_us(s.p99_99),
-                format_us(s.p99_999),
-                format_us(s.max),
-            ];
-            for c in cells {
+            for c in COLUMNS[3..].iter().map(|name| s.format_us(name)) {
                 let _ = write!(out, " {c:>8}");
             }
         }
@@ -101,6 +91,17 @@ pub fn activity_line(activity: &Activity) -> String {
     line
 }
 
+/// Why a scenario has no exceedance interval when its p99.999 lies beyond the source's
+/// histogram (censored data); None otherwise.
+pub fn censored_exceedance_line(sd: &crate::digest::ScenarioDigest) -> Option<String> {
+    let s = sd.main()?.overall().summary.as_ref().filter(|s| s.is_lower_bound("p99.999"))?;
+    Some(format!(
+        "Exceedance: not given: the p99.999 threshold lies beyond the source's histogram ({}), where the source kept no \
+         samples.",
+        s.format_us("p99.999") + " µs"
+    ))
+}
+
 /// Statistics of the side-by-side table: label and how to read it from a row.
 const SIDE_BY_SIDE: [&str; 9] = ["samples", "min", "mean", "p50", "p99", "p99.9", "p99.999", "max", "overruns"];
 
@@ -109,13 +110,8 @@ fn side_by_side_cell(row: &MetricRow, statistic: &str) -> String {
     match statistic {
         "samples" => thousands(row.count),
         "overruns" => thousands(row.overruns),
-        "min" => format_us(s.min),
-        "mean" => format_us_f(s.mean),
-        "p50" => format_us(s.p50),
-        "p99" => format_us(s.p99),
-        "p99.9" => format_us(s.p99_9),
-        "p99.999" => format_us(s.p99_999),
-        _ => format_us(s.max),
+        "min" | "mean" | "p50" | "p99" | "p99.9" | "p99.999" => s.format_us(statistic),
+        _ => s.format_us("max"),
     }
 }
 
@@ -250,6 +246,9 @@ impl Exporter for TerminalSummary {
                     );
                 }
             }
+            if let Some(line) = censored_exceedance_line(sd).filter(|_| run.taskset.is_none()) {
+                let _ = writeln!(out, "{line}");
+            }
             if let Some(line) = crate::pwcet::summary_line(run, &scenario.name, sd.main_metric.as_deref())? {
                 let _ = writeln!(out, "{line}");
             }
@@ -283,13 +282,19 @@ impl Exporter for TerminalSummary {
                 String::new()
             };
             let what = metric_title(&c.metric).to_lowercase();
-            let _ = write!(
-                out,
-                "\n{prefix}: {under}{what} was at most {} µs over {} samples (99.9 % within {} µs)",
-                format_us(c.worst_ns),
-                thousands(c.samples),
-                format_us(c.p99_9_ns),
-            );
+            // Figures beyond a source's histogram are lower bounds (censored data).
+            let worst = if c.worst_is_lower_bound {
+                format!("at least {} µs (beyond the source's histogram)", format_us(c.worst_ns))
+            } else {
+                format!("at most {} µs", format_us(c.worst_ns))
+            };
+            let p99_9 = if c.p99_9_is_lower_bound {
+                format!("p99.9 {LOWER_BOUND_SIGN} {} µs", format_us(c.p99_9_ns))
+            } else {
+                format!("99.9 % within {} µs", format_us(c.p99_9_ns))
+            };
+            let _ =
+                write!(out, "\n{prefix}: {under}{what} was {worst} over {} samples ({p99_9})", thousands(c.samples));
             // Akamina's rule, where the run measured a periodic task's wake-up latency.
             let rule = format!("by Akamina's {:.0} % rule", LATENCY_SHARE_OF_PERIOD * 100.0);
             match (c.shortest_period_ns, &c.rule_metric, c.rule_worst_ns) {
@@ -328,7 +333,8 @@ pub fn verdict_text(verdict: &Verdict) -> String {
     for c in &verdict.checks {
         let measured = match (c.measured_ns, c.margin_ns, &c.undecided) {
             (Some(m), Some(margin), _) => format!(
-                "{} µs (margin {} µs), {} samples in {:.1} s, {} at or above the bound",
+                "{}{} µs (margin {} µs), {} samples in {:.1} s, {} at or above the bound",
+                if c.lower_bound { format!("{LOWER_BOUND_SIGN} ") } else { String::new() },
                 format_us(m),
                 format_us(margin),
                 thousands(c.samples),

@@ -5,6 +5,7 @@
 use crate::digest::combine;
 use crate::pwcet::{fit_data, fit_name, format_per_hour, format_probability, TailAnalysis};
 use crate::ReportError;
+use rtlab_analysis::censored::{Censoring, Figure};
 use rtlab_analysis::exceedance::{count_at_or_above, Exceedance};
 use rtlab_analysis::requirement::{Requirement, Statistic};
 use rtlab_analysis::units::{format_us_f, thousands};
@@ -78,6 +79,7 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
         margin_ns: None,
         met: false,
         undecided: None,
+        lower_bound: false,
         samples: 0,
         duration_s,
         samples_above_bound: 0,
@@ -96,9 +98,12 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
         return unjudged(check);
     };
     let mut warned = false;
+    // What the sources clipped (censored data): figures beyond it are lower bounds.
+    let censoring = all.row.summary.as_ref().and_then(|s| s.censored.clone());
     let measured = match requirement.statistic {
         Statistic::Pwcet(probability) => {
             let config = crate::pwcet::config_for(&requirement.metric, requirements);
+            // A censored tail is refused by the tail analysis (no estimate).
             let tail = crate::pwcet::measurements_tail(&measurements, &requirement.metric, &config)?;
             let evidence = tail.as_ref().map(|t| pwcet_evidence(t, probability, config.confidence));
             // Without a quotable estimate the measurements can still decide: samples above
@@ -162,10 +167,43 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
         return unjudged(check);
     };
     let bound = requirement.bound_ns;
+    let lower_bound =
+        censoring.as_ref().and_then(|c| censored_lower_bound(c, requirement.statistic, measured, &all.moments));
+    let measured = match (lower_bound, &censoring) {
+        (Some(at_least), Some(c)) if at_least < bound => {
+            // Below the bound, yet the true value may lie anywhere above it: neither met nor failed.
+            check.undecided = Some(format!(
+                "{} lies beyond the source's histogram: it is at least {} µs, but {} of {} samples were clipped at {} µs \
+                 and the source kept nothing that tells whether it stays below the {} µs bound",
+                requirement.statistic,
+                format_us_f(at_least as f64),
+                thousands(c.count),
+                thousands(all.row.count),
+                format_us_f(c.above_ns as f64),
+                format_us_f(bound as f64)
+            ));
+            count_above(&mut check, &histogram, &all.moments, bound, duration_s);
+            note_clipped_count(&mut check, c, bound, &all.moments);
+            return unjudged(check);
+        }
+        (Some(at_least), Some(_)) => {
+            check.lower_bound = true;
+            check.notes.push(format!(
+                "{} lies beyond the source's histogram: at least {} µs, already at or above the bound",
+                requirement.statistic,
+                format_us_f(at_least as f64)
+            ));
+            at_least
+        }
+        _ => measured,
+    };
     check.measured_ns = Some(measured);
     check.margin_ns = Some(bound - measured);
     check.met = measured < bound;
     count_above(&mut check, &histogram, &all.moments, bound, duration_s);
+    if let Some(c) = &censoring {
+        note_clipped_count(&mut check, c, bound, &all.moments);
+    }
     if let Statistic::Percentile(p) = requirement.statistic {
         let support = Exceedance::new(p / 100.0, measured, all.row.sample_rate_hz, check.samples);
         if let Some(e) = support.filter(|e| !e.is_supported()) {
@@ -189,6 +227,37 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
         _ => !check.notes.is_empty(),
     };
     Ok(Judged { check, little_evidence })
+}
+
+/// The lower bound that `measured` (a statistic of data of which `censoring` was clipped)
+/// stands for, when it is one; None when the statistic is exact.
+fn censored_lower_bound(
+    censoring: &Censoring,
+    statistic: Statistic,
+    measured: i64,
+    moments: &rtlab_analysis::Moments,
+) -> Option<i64> {
+    let figure = match statistic {
+        Statistic::Max => Figure::Max,
+        Statistic::Mean => Figure::Mean,
+        Statistic::Percentile(p) => Figure::Quantile(p / 100.0),
+        // Refused by the tail analysis: a measured breach (the largest sample) is a lower bound too.
+        Statistic::Pwcet(_) => return Some(measured),
+    };
+    censoring.lower_bound_of(figure, measured, moments.max()?)
+}
+
+/// Says that the count of samples above a bound beyond the clipping is only a lower bound
+/// (unless the source's exact max lies below the bound).
+fn note_clipped_count(check: &mut Check, c: &Censoring, bound: i64, moments: &rtlab_analysis::Moments) {
+    let below_exact_max = c.exact.iter().any(|e| e == "max") && moments.max().is_some_and(|m| m < bound);
+    if bound > c.above_ns && !below_exact_max {
+        check.notes.push(format!(
+            "the {} samples clipped at {} µs may lie above the bound too: the count above it is a lower bound",
+            thousands(c.count),
+            format_us_f(c.above_ns as f64)
+        ));
+    }
 }
 
 /// The samples at or above `bound` and the wall time between them.

@@ -120,6 +120,7 @@ fn real_2_4_histogram_gives_cyclictest_s_own_figures() {
 
 #[test]
 fn real_2_4_json_of_the_same_run_agrees_with_its_histogram_file() {
+    let hs = |m: &Measurement| m.summary.clone().unwrap();
     let hist = import_one(fixture("real-2.4-h400.hist"));
     let file = fixture("real-2.4-h400.json");
     let json: serde_json::Value = serde_json::from_slice(&file.bytes).unwrap();
@@ -140,8 +141,13 @@ fn real_2_4_json_of_the_same_run_agrees_with_its_histogram_file() {
         assert_eq!(s.min, thread["min"].as_i64().unwrap() * 1000);
         assert_eq!(s.max, thread["max"].as_i64().unwrap() * 1000);
         assert_eq!(m.cpu as u64, thread["cpu"].as_u64().unwrap());
-        // Histogram file and JSON of one run: the same samples.
-        assert_eq!((m.count, &m.moments, &m.summary), (h.count, &h.moments, &h.summary));
+        // Histogram file and JSON of one run: the same samples and percentiles. Two samples
+        // overflowed the 400 µs histogram: the JSON's avg (two decimals) is the exact mean;
+        // the file's Avg, truncated to 31 µs, is below what its buckets allow, so its mean
+        // is the buckets' lower bound, marked so.
+        assert_eq!((m.count, &m.histogram, s.percentiles()), (h.count, &h.histogram, hs(h).percentiles()));
+        assert!((s.mean - thread["avg"].as_f64().unwrap() * 1000.0).abs() < 1e-6, "{}", s.mean);
+        assert!(!s.is_lower_bound("mean") && hs(h).is_lower_bound("mean") && hs(h).mean <= s.mean);
         assert_eq!(m.details.get(HISTOGRAM_LIMIT_DETAIL), Some(&Detail::Int(400_000)));
     }
 }
@@ -167,9 +173,11 @@ fn overflows_are_counted_with_their_cycle_lists() {
         assert_eq!(m.details.get(OVERFLOW_CYCLES_DETAIL), Some(&Detail::Text(expected.join(" "))));
         let others: i64 = others.split_whitespace().next().unwrap().parse().unwrap();
         assert_eq!(m.details.get(OVERFLOW_UNLISTED_DETAIL), Some(&Detail::Int(others)));
-        // Overflows counted at the 25 µs bound: the mean is a lower bound of cyclictest's.
+        // Overflows are censored at the 25 µs bound: the mean is cyclictest's own Avg (at
+        // least: the Avg is truncated, and never below what the buckets and bound allow).
         let s = m.summary.as_ref().unwrap();
-        assert!(s.mean / 1000.0 < avgs[t] as f64 + 1.0);
+        assert!(s.mean / 1000.0 >= avgs[t] as f64 && s.mean / 1000.0 < avgs[t] as f64 + 1.0, "{}", s.mean);
+        assert_eq!(s.censored.as_ref().map(|c| (c.above_ns, c.count)), Some((25_000, overflows[t])));
         assert!(s.p99_999 <= s.max);
     }
     let info = run.imported.as_ref().unwrap();

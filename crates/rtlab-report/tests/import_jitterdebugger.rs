@@ -172,12 +172,16 @@ fn samples_lost_above_the_cap_stay_counted_at_their_lower_bound() {
     let SeriesData::Histogram(h) = &parsed.series[1].data else { panic!("thread 1 is a histogram") };
     assert_eq!((h.overflows, h.overflow_from_ns, h.max_ns), (2, HISTOGRAM_CAP_NS, Some(3_000_000)));
     assert_eq!(h.buckets.iter().map(|b| b.1).sum::<u64>(), 48, "47 saved + the 21 µs one recovered");
-    // The 1200 µs sample counts at 1000 µs: the sum is a lower bound.
+    // The 1200 µs sample counts at 1000 µs (censored), but results.json's avg (108.7 µs)
+    // gives the exact sum: the mean is the source's.
     let raw = raw_values(&files[1], 1000);
     let saved: i64 = raw[&1].iter().sum();
-    assert_eq!(run.measurements[1].moments.sum as i64, saved + 21_000 + 1_000_000 + 3_000_000);
+    assert_eq!(run.measurements[1].moments.sum as i64, saved + 21_000 + 1_200_000 + 3_000_000);
+    let s = run.measurements[1].summary.as_ref().unwrap();
+    assert_eq!(s.mean, 108_700.0);
+    assert_eq!(s.censored.as_ref().map(|c| (c.above_ns, c.count)), Some((HISTOGRAM_CAP_NS, 2)));
     let info = run.imported.as_ref().unwrap();
-    assert!(info.bounded.contains(&"mean".to_string()));
+    assert!(info.exact.iter().any(|e| e.starts_with("mean")), "{:?}", info.exact);
     assert!(info
         .notes
         .iter()

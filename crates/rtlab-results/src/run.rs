@@ -94,6 +94,12 @@ pub struct ImportInfo {
     pub not_recorded: Vec<String>,
     /// Anything else the reader should know about the conversion.
     pub notes: Vec<String>,
+    /// One sentence per series whose source clipped samples beyond its histogram (censored
+    /// data): how many, from which bound, and which figures are the source's own. Which
+    /// statistics are lower bounds is in each measurement's `summary.censored`. Absent
+    /// when nothing was clipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub censored: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -298,6 +304,9 @@ impl ImportInfo {
         }
         if !self.not_recorded.is_empty() {
             lines.push(format!("Not recorded by the source (left empty): {}.", self.not_recorded.join(", ")));
+        }
+        for c in &self.censored {
+            lines.push(format!("Censored: {c}."));
         }
         lines.extend(self.notes.iter().cloned());
         lines.iter_mut().for_each(|l| *l = l.replace("..", "."));

@@ -45,6 +45,10 @@ pub struct Check {
     /// files written before it existed: null.
     #[serde(default)]
     pub undecided: Option<String>,
+    /// `measured_ns` is a lower bound: the statistic lies beyond the source's histogram
+    /// (censored data), so the check can fail but never pass. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
     /// Evidence: samples of the metric (all CPUs), seconds measured.
     pub samples: u64,
     pub duration_s: f64,
@@ -200,7 +204,16 @@ fn summarize(checks: &[Check]) -> String {
                 m => format!("{} µs above the {bound} bound", format_us(-m)),
             };
             let closest = if met { "the closest" } else { "the worst" };
-            format!("{word}: {count}{closest}: {} was {} µs {place}, {relation}.", worst.what(), format_us(measured))
+            let sign = if worst.lower_bound {
+                format!("{} ", rtlab_analysis::censored::LOWER_BOUND_SIGN)
+            } else {
+                String::new()
+            };
+            format!(
+                "{word}: {count}{closest}: {} was {sign}{} µs {place}, {relation}.",
+                worst.what(),
+                format_us(measured)
+            )
         }
         _ if worst.samples > 0 => format!(
             "{word}: {count}{} could not be estimated {place}: {}.",
@@ -235,6 +248,7 @@ mod tests {
             measured_ns,
             margin_ns,
             undecided: undecided.map(str::to_string),
+            lower_bound: false,
             samples: 20_000,
             duration_s: 10.0,
             samples_above_bound: 0,

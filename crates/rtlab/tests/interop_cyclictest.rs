@@ -150,3 +150,67 @@ fn a_damaged_file_exits_2_naming_file_and_line() {
     assert!(stderr.contains(&format!("{}:3: not a histogram row", file.display())), "{stderr}");
     assert!(!tmp.path().join("out").join("run.json").exists(), "nothing saved");
 }
+
+/// The real files of the censored-data fixtures (crates/rtlab-report/tests/fixtures/import).
+fn import_fixture(dir: &str, name: &str) -> std::path::PathBuf {
+    common::repo_root().join("crates/rtlab-report/tests/fixtures/import").join(dir).join(name)
+}
+
+/// `rtlab report DIR --require R`: (exit code, stdout).
+fn report_with(dir: &Path, requirement: &str) -> (i32, String) {
+    let output = rtlab().arg("report").arg(dir).args(["--require", requirement]).output().unwrap();
+    (output.status.code().unwrap(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[test]
+fn an_overflowing_histogram_is_judged_on_the_sources_figures_and_lower_bounds() {
+    // A real `cyclictest -m -p 90 -i 1000 -l 3000 -h 20 -q` of this VM: 2,566 of 3,000
+    // samples beyond the 20 µs histogram; cyclictest's Avg is 50 µs.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("h20");
+    import(&import_fixture("cyclictest", "real-2.4-h20-overflowing.hist"), &dir);
+    let run = run_json(&dir);
+    let m = latency(&run)[0];
+    assert_eq!(m["summary"]["mean"].as_f64(), Some(50_000.0), "cyclictest's Avg, not the buckets'");
+    let censored = &m["summary"]["censored"];
+    assert_eq!((censored["above_ns"].as_i64(), censored["count"].as_u64()), (Some(20_000), Some(2566)));
+    assert!(censored["lower_bound"].as_array().unwrap().iter().any(|v| v == "p99"));
+    // p99 is at least 20 µs: below 50 µs it cannot be decided; it already breaks 10 µs.
+    let (code, out) = report_with(&dir, "timer p99 < 50us");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Verdict: UNDECIDED"), "{out}");
+    assert!(out.contains("≥ 20.0") && out.contains("50.0"), "{out}");
+    // The header claims bucket precision only for the percentiles within the histogram.
+    assert!(out.contains("above it): percentiles within the histogram."), "{out}");
+    let (code, out) = report_with(&dir, "timer p99 < 10us");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Verdict: NOT MET") && out.contains("was ≥ 20.0 µs"), "{out}");
+    // The source's exact mean decides.
+    let (code, out) = report_with(&dir, "timer mean < 100us");
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn an_overflowing_rtla_histogram_is_judged_on_rtlas_avg() {
+    // rtla timerlat hist -d 10s -E 20 -b 1 -c 0 on Debian's PREEMPT_RT 6.1 under QEMU:
+    // 2,999 of 3,002 IRQ samples in over:, rtla's avg 1791 µs.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("rtla");
+    let output = rtlab()
+        .args(["import", "--from", "rtla", "-q"])
+        .arg(import_fixture("rtla", "timerlat-6.1-rt-guest-E20-b1.txt"))
+        .arg("-o")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = run_json(&dir);
+    let irq = measurements(&run, "timerlat.irq")[0];
+    assert_eq!(irq["summary"]["mean"].as_f64(), Some(1_791_000.0));
+    let (code, out) = report_with(&dir, "timerlat.irq mean < 300us");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Verdict: NOT MET") && out.contains("1791.0"), "{out}");
+    let (code, out) = report_with(&dir, "timerlat.irq p99 < 300us");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Verdict: UNDECIDED"), "{out}");
+}

@@ -717,15 +717,24 @@ fn histogram_source(
             .notes
             .push("the all-threads column of -H was checked against the threads' columns and not imported".into());
     }
-    parsed.notes.push(format!(
-        "count, min and max are cyclictest's own (exact); the mean is computed from the 1 {unit} buckets; \
-         cyclictest's Avg, truncated to a whole {unit}, is kept as source_avg_ns"
-    ));
+    parsed.notes.push(if any_overflow {
+        // Censored data: the buckets cannot give the mean of samples they did not hold.
+        format!(
+            "count, min and max are cyclictest's own (exact); so is the mean of a thread whose samples overflowed \
+             (cyclictest's Avg, truncated to a whole {unit}, also kept as source_avg_ns); other threads' means are \
+             computed from the 1 {unit} buckets"
+        )
+    } else {
+        format!(
+            "count, min and max are cyclictest's own (exact); the mean is computed from the 1 {unit} buckets; \
+             cyclictest's Avg, truncated to a whole {unit}, is kept as source_avg_ns"
+        )
+    });
     if any_overflow {
         parsed.notes.push(if size.is_some() {
             format!(
                 "overflows (samples of {limit} {unit} and more, beyond the histogram) are counted at {limit} {unit} \
-                 except the largest, at the footer's exact max: mean and the top percentiles are lower bounds"
+                 except the largest, at the footer's exact max: percentiles among them are lower bounds"
             )
         } else {
             format!(
@@ -1112,10 +1121,18 @@ fn parse_json(file: &SourceFile, options: &ImportOptions) -> Result<ParsedSource
     }
 
     if with_histogram {
-        parsed.notes.push(format!(
-            "count, min and max are cyclictest's own (exact); the mean is computed from the 1 {unit} buckets; \
-             cyclictest's avg (two decimals) is kept as source_avg_ns"
-        ));
+        parsed.notes.push(if any_overflow {
+            format!(
+                "count, min and max are cyclictest's own (exact); so is the mean of a thread whose samples overflowed \
+                 (cyclictest's avg, two decimals, also kept as source_avg_ns); other threads' means are computed from \
+                 the 1 {unit} buckets"
+            )
+        } else {
+            format!(
+                "count, min and max are cyclictest's own (exact); the mean is computed from the 1 {unit} buckets; \
+                 cyclictest's avg (two decimals) is kept as source_avg_ns"
+            )
+        });
         if any_overflow {
             parsed.notes.push(match histogram_size {
                 Some(_) => format!(

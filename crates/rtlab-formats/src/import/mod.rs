@@ -15,6 +15,7 @@ pub mod oslat;
 pub mod rtla;
 pub mod xenomai;
 
+use rtlab_analysis::censored::{self, Censoring};
 use rtlab_analysis::{LatencyHistogram, Moments, Summary};
 use rtlab_results::host::Policy;
 use rtlab_results::run::{
@@ -312,6 +313,10 @@ pub fn build_run(
     let mut bucket_ns: Option<u64> = None;
     let mut summary_only = false;
     let mut histogram_only = false;
+    // Sentences on what the sources clipped, and whether a mean came from the buckets.
+    let mut censored: Vec<String> = Vec::new();
+    let mut censored_without_mean = false;
+    let mut uncensored_histogram = false;
     let layout = HistogramLayout::for_series(&parsed.series);
     for (index, series) in parsed.series.iter().enumerate() {
         let cpu = series.cpu.unwrap_or(index);
@@ -323,7 +328,13 @@ pub fn build_run(
         if source_avg.is_some_and(|a| !a.is_finite() || a.abs() > MAX_VALUE_NS as f64) {
             return Err(format!("{} {}: the source's average is out of range", series.metric, series.thread));
         }
-        let (histogram, moments) = record_series(series, &layout)?;
+        let (histogram, moments, censoring) = record_series(series, &layout)?;
+        if let Some(c) = &censoring {
+            censored.push(censored_sentence(series, &moments, c));
+            censored_without_mean |= !c.exact.iter().any(|e| e == "mean");
+        } else if matches!(series.data, SeriesData::Histogram(_)) {
+            uncensored_histogram = true;
+        }
         match &series.data {
             SeriesData::Histogram(h) => {
                 histogram_only = true;
@@ -361,7 +372,7 @@ pub fn build_run(
             overruns,
             lost: 0,
             interval_ns: series.interval_ns.filter(|&i| i > 0).unwrap_or(interval_ns),
-            summary: Summary::from_parts(&histogram, &moments),
+            summary: Summary::from_censored_parts(&histogram, &moments, censoring),
             moments,
             histogram: histogram.encode().map_err(|e| e.to_string())?,
             per_second_max_ns: series.per_second_max_ns.clone(),
@@ -375,6 +386,21 @@ pub fn build_run(
 
     let (exact, bounded) = if summary_only {
         (vec!["min".into(), "mean".into(), "max".into()], vec![])
+    } else if histogram_only && !censored.is_empty() {
+        // The mean of a clipped series is the source's own, or a lower bound (in `censored`).
+        let mut exact = vec!["count".to_string(), "min".into(), "max".into()];
+        if !censored_without_mean {
+            exact.push(if uncensored_histogram {
+                "mean of the series that overflowed (the source's own)".into()
+            } else {
+                "mean (the source's own)".into()
+            });
+        }
+        let mut bounded = vec!["percentiles within the histogram".to_string()];
+        if uncensored_histogram {
+            bounded.insert(0, "mean and stddev of the series that did not overflow".into());
+        }
+        (exact, bounded)
     } else if histogram_only {
         (vec!["count".into(), "min".into(), "max".into()], vec!["mean".into(), "stddev".into(), "percentiles".into()])
     } else {
@@ -438,6 +464,7 @@ pub fn build_run(
         assumed,
         not_recorded,
         notes: parsed.notes.clone(),
+        censored,
     };
     let run = RunResult {
         schema: SCHEMA.to_string(),
@@ -541,9 +568,14 @@ impl HistogramLayout {
 /// The histogram and exact moments of one series. Overflowed samples (beyond the last
 /// bucket) are recorded at the overflow bound, the largest at the source's exact max when
 /// it recorded one: a lower bound, never an invented value.
-fn record_series(series: &Series, layout: &HistogramLayout) -> Result<(LatencyHistogram, Moments), String> {
+/// Also what the source clipped: None when nothing overflowed.
+fn record_series(
+    series: &Series,
+    layout: &HistogramLayout,
+) -> Result<(LatencyHistogram, Moments, Option<Censoring>), String> {
     let what = format!("{} {}", series.metric, series.thread);
     let mut moments = Moments::new();
+    let mut censoring = None;
     let histogram = match &series.data {
         SeriesData::Samples(values) => {
             if values.len() as u64 > MAX_TOTAL_COUNT {
@@ -592,6 +624,31 @@ fn record_series(series: &Series, layout: &HistogramLayout) -> Result<(LatencyHi
                     h.record(m);
                     moments.record(m);
                 }
+                // Right-censored at the bound: the source's own figures stay exact.
+                let mut exact = Vec::new();
+                if source.min_ns.is_some() {
+                    exact.push("min");
+                }
+                if largest.is_some() {
+                    exact.push("max");
+                }
+                if let Some(avg) = source.avg_ns {
+                    let mut within = Moments::new();
+                    source.buckets.iter().for_each(|&(lower, count)| within.record_n(lower, count));
+                    let exact_mean = censored::moments_with_exact_mean(
+                        &within,
+                        source.overflows,
+                        source.overflow_from_ns,
+                        largest,
+                        avg,
+                    );
+                    // The source's mean stands only if the buckets allow it (rounding aside).
+                    if exact_mean.sum == (avg * exact_mean.count as f64).round() as i128 {
+                        exact.push("mean");
+                    }
+                    moments = exact_mean;
+                }
+                censoring = Some(Censoring::new(source.overflow_from_ns, source.overflows, &exact));
             }
             if let Some(expected) = source.count {
                 if expected != moments.count {
@@ -609,7 +666,31 @@ fn record_series(series: &Series, layout: &HistogramLayout) -> Result<(LatencyHi
             layout.histogram()?
         }
     };
-    Ok((histogram, moments))
+    Ok((histogram, moments, censoring))
+}
+
+/// "timer.latency T:0: 2,566 of 3,000 samples lie beyond the source's histogram (at least
+/// 20.0 µs): ..." for the import's header.
+fn censored_sentence(series: &Series, moments: &Moments, c: &Censoring) -> String {
+    let from = |names: &[&str]| {
+        let known: Vec<&str> = names.iter().copied().filter(|n| c.exact.iter().any(|e| e == n)).collect();
+        if known.is_empty() {
+            String::new()
+        } else {
+            format!("; {} from the source's own figures", known.join(", "))
+        }
+    };
+    format!(
+        "{} {}: {} of {} samples lie beyond the source's histogram (each at least {} µs): statistics that fall among \
+         them are lower bounds, shown {}{}",
+        series.metric,
+        series.thread,
+        rtlab_analysis::units::thousands(c.count),
+        rtlab_analysis::units::thousands(moments.count),
+        rtlab_analysis::units::format_us(c.above_ns),
+        censored::LOWER_BOUND_SIGN,
+        from(&["min", "max", "mean"])
+    )
 }
 
 /// Makes a histogram's exactly recorded extremes exact in the import too. A source that

@@ -348,7 +348,7 @@ fn series_of(
         name: configuration.name.clone(),
         colour: palette::configuration(index),
         curve: CumulativeCurve::of(&combined),
-        summary: Summary::from_parts(&combined, &moments),
+        summary: Summary::from_censored_parts(&combined, &moments, crate::digest::merged_censoring(&measurements)),
         combined,
         cpus,
         moments,
