@@ -403,8 +403,9 @@ impl StreamingSplit {
             }
         }
         // What a thread may still need: its oldest pending sample or candidate, else the
-        // sample after its last one. A timer sample needs its own CPU's events only, a
-        // datagram's every CPU's. Before any sample has come, only the floor below.
+        // sample after its last one. Every CPU's events are kept for every thread: a
+        // datagram is received on another CPU, and a timer of an isolated or tick-less CPU
+        // expires on a housekeeping one. Before any sample has come, only the floor below.
         let interval_ns = self.interval_ns;
         let needs = |thread: &ThreadState| {
             let next_due = thread
@@ -419,11 +420,7 @@ impl StreamingSplit {
         let newest = self.cpus.values().filter_map(|w| w.events.back()).map(|e| e.ts_ns).max().unwrap_or(0);
         let floor = newest.saturating_sub(MAX_SAMPLE_DELAY_NS + keep_before);
         for (&cpu, window) in &mut self.cpus {
-            let cpu_keep_from = match self.stimulus {
-                Stimulus::Timer => self.threads.get(&(cpu as usize)).map_or(keep_from, needs),
-                Stimulus::Datagram => keep_from,
-            };
-            window.needed_from_ns = cpu_keep_from.saturating_sub(keep_before);
+            window.needed_from_ns = keep_from.saturating_sub(keep_before);
             window.drop_unneeded();
             self.events_dropped += window.drop_before(floor, cpu);
         }
@@ -435,11 +432,9 @@ impl StreamingSplit {
 
     fn work_on_thread(&mut self, cpu: usize, all_complete: u64) -> Result<(), ProbeError> {
         let cpu_id = cpu as u32;
-        let complete = match self.stimulus {
-            Stimulus::Timer => self.cpus.get(&cpu_id).map_or(0, |w| w.complete_before_ns),
-            // A datagram wakes its receiver from the sender's CPU: every CPU must be in.
-            Stimulus::Datagram => all_complete,
-        };
+        // A datagram wakes its receiver from the sender's CPU, and a migrated timer expires
+        // on another CPU: every CPU must be in.
+        let complete = all_complete;
         let Some(mut thread) = self.threads.remove(&cpu) else { return Ok(()) };
         let result = match self.source {
             SplitSource::KernelEvents => self.split_ready(&mut thread, cpu_id, complete),

@@ -7,6 +7,8 @@
 mod common;
 
 use common::guest::{guest, GuestOutcome, GuestSpec};
+use common::noise::check_noise;
+use common::timerlat::{check_no_tracer_error, check_timerlat_run};
 use common::{measurements, read_json, rtlab, u};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -17,10 +19,16 @@ use std::sync::OnceLock;
 const RT_APPEND: &str = "isolcpus=1 nohz_full=1 rcu_nocbs=1";
 const STOCK_APPEND: &str = "threadirqs";
 
-const RT: GuestSpec =
-    GuestSpec { kernel: "rt", append: RT_APPEND, steps: &["sysinfo", "split-tracefs", "split-ebpf", "suite"] };
-const STOCK: GuestSpec =
-    GuestSpec { kernel: "stock", append: STOCK_APPEND, steps: &["sysinfo", "split-tracefs", "split-ebpf"] };
+const RT: GuestSpec = GuestSpec {
+    kernel: "rt",
+    append: RT_APPEND,
+    steps: &["sysinfo", "split-tracefs", "split-ebpf", "timerlat", "noise", "rtla", "suite"],
+};
+const STOCK: GuestSpec = GuestSpec {
+    kernel: "stock",
+    append: STOCK_APPEND,
+    steps: &["sysinfo", "split-tracefs", "split-ebpf", "timerlat", "noise"],
+};
 
 static RT_OUTCOME: OnceLock<GuestOutcome> = OnceLock::new();
 static STOCK_OUTCOME: OnceLock<GuestOutcome> = OnceLock::new();
@@ -116,6 +124,11 @@ fn check_split_run(g: &GuestOutcome, step: &str) -> Value {
         for metric in ["timer.irq", "timer.sched", "timer.return"] {
             assert_eq!(u(of_cpu(metric), "count"), u(c, "split"), "{} {step} {metric}", g.kernel);
         }
+        // The interrupt's start and the due time are on one clock (docs/split.md, "One clock").
+        if u(c, "split") > 0 {
+            let irq_min = of_cpu("timer.irq")["summary"]["min"].as_i64().unwrap();
+            assert!(irq_min >= -1_000, "{} {step} CPU {cpu}: timer.irq min {irq_min} ns", g.kernel);
+        }
     }
     assert_eq!(
         g.read("tracing-before"),
@@ -194,4 +207,84 @@ fn compare_of_stock_against_preempt_rt() {
         assert!(text.contains(release.trim()), "the comparison names {}", release.trim());
     }
     assert!(text.contains("timer.irq"), "the split's parts are compared");
+}
+
+#[test]
+fn preempt_rt_guest_timerlat_probe_accounts_for_every_activation() {
+    let Some(g) = rt_guest() else { return };
+    g.assert_status("timerlat", 0);
+    let run = read_json(&g.path("timerlat").join("run.json"));
+    check_timerlat_run(&run, 10.0);
+    assert_eq!(g.read("osnoise-before"), g.read("osnoise-after"), "the tracer's osnoise/ settings restored");
+    assert!(g.read("osnoise-before").contains("timerlat_period_us="), "the kernel has osnoise/");
+    assert_eq!(g.read("tracing-before"), g.read("tracing-after-timerlat"), "tracing restored");
+}
+
+#[test]
+fn stock_guest_has_no_timerlat_and_says_so() {
+    let Some(g) = stock_guest() else { return };
+    g.assert_status("timerlat", 3);
+    check_no_tracer_error(&g.stderr("timerlat"));
+    assert!(!g.path("timerlat").exists(), "nothing written");
+    assert_eq!(g.read("tracing-before"), g.read("tracing-after-timerlat"));
+}
+
+/// The noise probe on CPU 1 of a guest: every gap charged once, run.json consistent, the
+/// tracing state restored. (Under TCG a clock read alone takes microseconds: noise % there
+/// says nothing about the kernel.)
+fn check_guest_noise(g: &GuestOutcome) {
+    g.assert_status("noise", 0);
+    let run = read_json(&g.path("noise").join("run.json"));
+    check_noise(&run, "idle");
+    assert!(run["noise"]["attributed"].as_bool().unwrap(), "root in the guest: attributed: {}", run["noise"]);
+    assert_eq!(g.read("tracing-before"), g.read("tracing-after-noise"), "{}: tracing restored", g.kernel);
+}
+
+#[test]
+fn preempt_rt_guest_noise_probe_attributes_every_gap() {
+    let Some(g) = rt_guest() else { return };
+    check_guest_noise(g);
+}
+
+#[test]
+fn stock_guest_noise_probe_attributes_every_gap() {
+    let Some(g) = stock_guest() else { return };
+    check_guest_noise(g);
+}
+
+/// Real `rtla timerlat hist` output of this kernel, written in the same boot, imports with
+/// both contexts on both CPUs, the counts of rtla's own `count:` lines, and its exact means.
+#[test]
+fn preempt_rt_guest_rtla_hist_imports() {
+    let Some(g) = rt_guest() else { return };
+    g.assert_status("rtla-hist", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let output = rtlab()
+        .args(["import", "--from", "rtla"])
+        .arg(g.path("rtla-hist.out"))
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = read_json(&out.join("run.json"));
+    let text = g.stdout("rtla-hist");
+    let counts: Vec<u64> = text
+        .lines()
+        .find(|l| l.starts_with("count:"))
+        .expect("rtla's count: line")
+        .split_whitespace()
+        .skip(1)
+        .map(|c| c.parse().unwrap())
+        .collect();
+    for metric in ["timerlat.irq", "timerlat.thread"] {
+        let ms = measurements(&run, metric);
+        assert_eq!(ms.len(), 2, "{metric} on both CPUs");
+        for m in ms {
+            assert!(u(m, "count") > 0, "{m}");
+        }
+    }
+    let imported: u64 = run["measurements"].as_array().unwrap().iter().map(|m| u(m, "count")).sum();
+    assert_eq!(imported, counts.iter().sum::<u64>(), "every sample rtla counted is imported");
 }

@@ -7,6 +7,7 @@
 
 pub mod guest;
 pub mod netns;
+pub mod noise;
 pub mod prometheus;
 pub mod timerlat;
 

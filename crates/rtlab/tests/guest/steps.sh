@@ -26,6 +26,14 @@ tracing_state() {
     echo "enabled_events=$(grep -c . $t/set_event)"
 }
 
+# The timerlat/osnoise tracers' own settings (a kernel without them has no osnoise/).
+osnoise_state() {
+    local f
+    for f in /sys/kernel/tracing/osnoise/*; do
+        [ -f "$f" ] && echo "${f##*/}=$(cat "$f" 2>/dev/null)"
+    done
+}
+
 tracing_state >"$out/tracing-before"
 uname -r >"$out/uname"
 for s in "$@"; do
@@ -44,6 +52,18 @@ for s in "$@"; do
             ;;
         suite)
             step suite 600 "$rtlab" suite xenomai-rtai --quick -q -l "$(uname -r)" -o "$out/suite"
+            ;;
+        timerlat)
+            osnoise_state >"$out/osnoise-before"
+            step timerlat 600 "$rtlab" run -P timerlat -D 10s -L idle -q -l "$(uname -r)-timerlat" -o "$out/timerlat"
+            osnoise_state >"$out/osnoise-after"
+            ;;
+        noise)
+            step noise 600 "$rtlab" run -P noise --cpus 1 -D 5s -L idle -q -l "$(uname -r)-noise" -o "$out/noise"
+            ;;
+        rtla)
+            # The kernel's own tool, for the importer: 1 ms buckets up to 100 ms, both CPUs.
+            step rtla-hist 300 rtla timerlat hist -d 5s -c 0-1 -b 1000 -E 100
             ;;
         *)
             echo "steps.sh: unknown step $s" >&2
