@@ -85,7 +85,11 @@ impl Censoring {
         match figure {
             Figure::Quantile(_) => {
                 let exact_max = self.is_exact("max") && value == max;
-                (value >= self.above_ns && !exact_max).then_some(self.above_ns)
+                // The bound's own histogram bucket reads a hair above the bound: the bound is
+                // what is known. Well above it (several series merged, each clipped at its
+                // own bound) the recorded value is the tighter lower bound.
+                let in_bounds_bucket = value - self.above_ns <= self.above_ns / 1000;
+                (value >= self.above_ns && !exact_max).then_some(if in_bounds_bucket { self.above_ns } else { value })
             }
             Figure::Min => (value >= self.above_ns && !self.is_exact("min")).then_some(value),
             Figure::Max => (!self.is_exact("max")).then_some(value),
@@ -96,7 +100,7 @@ impl Censoring {
 
     /// Marks the figures of `summary` (of the recorded data) that are lower bounds, lowers a
     /// censored percentile to the bound (the recorded value is the bound's histogram bucket,
-    /// a little above it), and attaches this censoring to the summary.
+    /// a little above it, unless well above it), and attaches this censoring to the summary.
     pub fn apply(mut self, mut summary: Summary) -> Summary {
         self.lower_bound.clear();
         let max = summary.max;
@@ -189,16 +193,6 @@ pub fn moments_with_exact_mean(
         max: max_ns.unwrap_or(above_ns).max(if exact.count > 0 { exact.max } else { above_ns }),
         sum: known.sum + unknown_sum,
         sum_of_squares: known.sum_of_squares + square,
-    }
-}
-
-/// A figure in µs with one decimal, marked `≥` when it is a lower bound: "≥ 20.0".
-pub fn format_us_bounded(ns: i64, lower_bound: bool) -> String {
-    let value = crate::units::format_us(ns);
-    if lower_bound {
-        format!("{LOWER_BOUND_SIGN} {value}")
-    } else {
-        value
     }
 }
 
@@ -321,9 +315,15 @@ mod tests {
     }
 
     #[test]
+    fn a_percentile_well_above_the_lowest_bound_keeps_its_tighter_value() {
+        let merged = Censoring::new(20_000, 5, &[]);
+        assert_eq!(merged.lower_bound_of(Figure::Quantile(0.99), 20_010, 90_000), Some(20_000), "the bound's bucket");
+        assert_eq!(merged.lower_bound_of(Figure::Quantile(0.99), 45_000, 90_000), Some(45_000));
+        assert_eq!(merged.lower_bound_of(Figure::Quantile(0.5), 19_000, 90_000), None, "below the bound: exact");
+    }
+
+    #[test]
     fn a_lower_bound_is_written_with_its_sign() {
-        assert_eq!(format_us_bounded(20_000, true), "≥ 20.0");
-        assert_eq!(format_us_bounded(20_000, false), "20.0");
         let (h, m, _) = recorded();
         let s = Censoring::new(20_000, 5, &[]).apply(Summary::from_parts(&h, &m).unwrap());
         assert_eq!(

@@ -363,7 +363,11 @@ impl CpuNoise {
             None => self.complete_before_ns.saturating_sub(KEEP_BEHIND_NS),
         };
         let unneeded = self.events.partition_point(|e| e.ts_ns < floor);
-        self.events.drain(..unneeded);
+        // A gap that reaches the attribution later than this (its writer was held off) finds
+        // its events gone: it is counted as lost, not charged to the hardware.
+        if let Some(last) = self.events.drain(..unneeded).next_back() {
+            self.dropped_through_ns = self.dropped_through_ns.max(last.ts_ns);
+        }
     }
 }
 

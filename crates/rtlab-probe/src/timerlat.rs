@@ -463,7 +463,11 @@ impl Probe for TimerlatProbe {
         result?;
         let capture = capture?;
         let consumer = Arc::try_unwrap(consumer)
-            .map_err(|_| ProbeError::Config("the trace reader still holds the timerlat records".into()))?
+            .map_err(|_| ProbeError::Unavailable {
+                probe: "timerlat".into(),
+                what: "the trace reader's records".into(),
+                reason: "the reader still holds them after it stopped".into(),
+            })?
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(e) = consumer.error {

@@ -522,7 +522,7 @@ fn measure_scenario(
                         noise.description.get_or_insert_with(|| t.description.clone());
                         if t.events_lost > 0 {
                             noise.notes.push(format!(
-                                "scenario {name:?}: the kernel dropped {} trace events (full buffer); the gaps around                                  them are unattributed",
+                                "scenario {name:?}: the kernel dropped {} trace events (full buffer); the gaps around them are unattributed",
                                 t.events_lost
                             ));
                         }

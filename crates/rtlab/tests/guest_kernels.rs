@@ -288,3 +288,49 @@ fn preempt_rt_guest_rtla_hist_imports() {
     let imported: u64 = run["measurements"].as_array().unwrap().iter().map(|m| u(m, "count")).sum();
     assert_eq!(imported, counts.iter().sum::<u64>(), "every sample rtla counted is imported");
 }
+
+/// rtla's own figures of one output: the numbers after `label` (`count:`, `avg:`, `over:`).
+fn rtla_row(text: &str, label: &str) -> Vec<f64> {
+    let line = text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} line in {text}"));
+    line.split_whitespace().skip(1).map(|v| v.parse().unwrap()).collect()
+}
+
+/// A real rtla histogram that overflowed: imported as censored data, with rtla's exact
+/// mean, lower bounds beyond the last bucket, and a requirement on a clipped percentile
+/// never MET.
+#[test]
+fn preempt_rt_guest_clipped_rtla_hist_is_censored() {
+    let Some(g) = rt_guest() else { return };
+    g.assert_status("rtla-clipped", 0);
+    let text = g.stdout("rtla-clipped");
+    let (over, avg) = (rtla_row(&text, "over:"), rtla_row(&text, "avg:"));
+    assert!(over.iter().any(|&o| o > 0.0), "a TCG guest's wake-ups overflow 20 µs: {text}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    rtlab()
+        .args(["import", "--from", "rtla"])
+        .arg(g.path("rtla-clipped.out"))
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(0);
+    let run = read_json(&out.join("run.json"));
+    let series: Vec<&Value> = run["measurements"].as_array().unwrap().iter().collect();
+    assert_eq!(series.len(), over.len(), "one series per rtla column");
+    for (m, (&o, &a)) in series.iter().zip(over.iter().zip(&avg)) {
+        if o > 0.0 {
+            assert!(m["summary"]["censored"].is_object(), "clipped data is marked: {m}");
+            let mean = m["summary"]["mean"].as_f64().unwrap();
+            assert!((mean - a * 1000.0).abs() <= 1000.0, "rtla's own mean {a} µs, imported {mean} ns");
+        }
+    }
+    // A bound below rtla's exact max (which would otherwise decide every percentile) and
+    // beyond the clipped p99's lower bound, or at it: UNDECIDED or NOT MET, never MET.
+    let thread_max_us = rtla_row(&text, "max:")[1];
+    let requirement = format!("timerlat.thread p99 < {}us", (thread_max_us / 2.0).floor().max(1.0));
+    let output = rtlab().args(["report"]).arg(&out).args(["--require", &requirement]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "a clipped p99 is never MET: {stdout}");
+    assert!(stdout.contains("UNDECIDED") || stdout.contains("NOT MET"), "{stdout}");
+    assert!(stdout.contains('≥'), "lower bounds are shown as such: {stdout}");
+}

@@ -102,7 +102,9 @@ impl OsnoiseSettings {
         let mut first = None;
         for (file, value) in &self.saved {
             let path = self.dir.join(file);
-            // An empty CPU list reads back as an empty line; the kernel takes it as "all".
+            // An empty CPU list reads back as an empty line: writing no bytes would leave
+            // rtlab's list in place, a newline is the kernel's "all CPUs".
+            let value = if value.trim().is_empty() { "\n" } else { value.as_str() };
             if let Err(source) = std::fs::write(&path, value) {
                 first
                     .get_or_insert(TraceError::Io { op: format!("restoring {} to {value:?}", path.display()), source });
