@@ -169,7 +169,16 @@ impl Policy {
 mod boot_parameter_tests {
     #[test]
     fn realtime_boot_parameters_are_picked_in_order_with_their_values() {
-        let mut host = crate::history::fixtures::host("6.1.0-rt");
+        let mut host: super::SystemInfo = serde_json::from_value(serde_json::json!({
+            "hostname": "board", "kernel_release": "6.1.0-rt", "kernel_version": "#1", "machine": "x86_64",
+            "preemption_model": "PREEMPT_RT", "preemption_dynamic_mode": null, "preemption_evidence": [],
+            "kernel_cmdline": "", "isolated_cpus": [], "nohz_full_cpus": [], "cpu_model": "test",
+            "online_cpus": [0], "smt_sibling_groups": [], "frequency_governors": [], "clocksource": "tsc",
+            "virtualization": {"guest": false, "hypervisor": null, "evidence": []},
+            "rt_throttling": {"period_us": 1000000, "runtime_us": -1},
+            "privileges": {"euid": 0, "cap_sys_nice": true, "cap_ipc_lock": true, "rtprio_limit": 0, "memlock_limit_bytes": null}
+        }))
+        .unwrap();
         host.kernel_cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/vda ro isolcpus=managed_irq,domain,2-3 quiet \
                                nohz_full=2-3 rcu_nocbs=2-3 threadirqs idle=poll isolcpusx=1 console=ttyS0"
             .into();

@@ -243,7 +243,7 @@ impl RunPlan {
         } else if args.split_backend != crate::cli::SplitBackendArg::Tracefs {
             return Err(usage("--split-backend chooses the backend of --split: add --split"));
         }
-        let noise_cpus = noise_asked.then(|| crate::noise_run::cpus_choice(&cpus, args.cpus.is_some(), online));
+        let noise_cpus = noise_asked.then(|| noise_cpus_choice(&cpus, args.cpus.is_some(), online));
         Ok(Self {
             probes: resolved.probes,
             probe_settings: resolved.settings,
@@ -332,6 +332,21 @@ fn resolve_scenarios(args: &RunArgs) -> anyhow::Result<Vec<ScenarioPlan>> {
         scenarios.push(ScenarioPlan { name: name.to_string(), spec });
     }
     Ok(scenarios)
+}
+
+/// How the noise probe's CPUs were chosen: `--cpus`, or every CPU but the housekeeping one
+/// (the rule of `RunPlan::from_args`, which chose them).
+fn noise_cpus_choice(cpus: &[usize], cpus_given: bool, online: &[usize]) -> String {
+    if cpus_given {
+        return format!("CPUs {cpus:?} as --cpus asked");
+    }
+    match online.first() {
+        Some(&housekeeping) if online.len() >= 2 => format!(
+            "every online CPU but the housekeeping CPU {housekeeping} (a real-time busy loop on every CPU would starve \
+             the rest of the system; give --cpus to choose)"
+        ),
+        _ => "the only online CPU".to_string(),
+    }
 }
 
 #[cfg(test)]

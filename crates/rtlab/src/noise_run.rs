@@ -154,20 +154,6 @@ pub fn cpus_of(
         .collect()
 }
 
-/// How the CPUs were chosen: `--cpus`, or every CPU but the housekeeping one.
-pub fn cpus_choice(cpus: &[usize], cpus_given: bool, online: &[usize]) -> String {
-    if cpus_given {
-        return format!("CPUs {cpus:?} as --cpus asked");
-    }
-    match online.first() {
-        Some(&housekeeping) if online.len() >= 2 => format!(
-            "every online CPU but the housekeeping CPU {housekeeping} (a real-time busy loop on every CPU would starve \
-             the rest of the system; give --cpus to choose)"
-        ),
-        _ => "the only online CPU".to_string(),
-    }
-}
-
 /// The kernel's RT throttling, in words, for this run's policy.
 pub fn rt_throttling_text(plan: &RunPlan) -> String {
     if !plan.policy.is_realtime() {

@@ -76,7 +76,10 @@ fn bash_completion_registers_and_completes() {
     assert!(!top.iter().any(|w| w.contains("load-host")), "{top:?}");
     assert_eq!(bash_completes(&script, &["im"]), ["import"]);
     assert_eq!(bash_completes(&script, &["run", "--req"]), ["--require"]);
-    assert_eq!(bash_completes(&script, &["import", "--from", ""]), ["cyclictest", "rtla", "jitterdebugger", "xenomai"]);
+    assert_eq!(
+        bash_completes(&script, &["import", "--from", ""]),
+        ["cyclictest", "rtla", "jitterdebugger", "xenomai", "oslat"]
+    );
     assert!(bash_completes(&script, &["__lo"]).is_empty());
 }
 

@@ -290,7 +290,7 @@ pub(super) enum Tracing {
     Timerlat,
 }
 
-/// The session's state; [`super::TraceSession`] and [`super::timerlat::TimerlatSession`] are
+/// The session's state; [`super::TraceSession`] and `timerlat::TimerlatSession` are
 /// its public faces.
 pub(super) struct Session {
     tracing: Tracing,
@@ -318,6 +318,35 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// The one-line reason of a kernel without the tracer: which kernels have it.
+pub const NO_TIMERLAT: &str = "this kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER, Linux 5.14 and later: \
+     Debian's PREEMPT_RT kernel linux-image-rt-amd64 has it, its stock kernel does not)";
+
+/// The tracefs root if the timerlat tracer can be used: mounted, root, tracer and its event
+/// present. [`TraceError::Unsupported`] says what is missing.
+pub fn check_timerlat_support() -> Result<PathBuf, TraceError> {
+    let root = tracefs_root().ok_or_else(|| TraceError::Unsupported(NOT_MOUNTED.into()))?;
+    let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
+    if !tracers.split_whitespace().any(|t| t == "timerlat") {
+        return Err(TraceError::Unsupported(NO_TIMERLAT.into()));
+    }
+    if crate::privileges::current().euid != 0 {
+        return Err(TraceError::Unsupported(format!(
+            "the timerlat tracer needs root (its settings under {} are global)",
+            root.join("osnoise").display()
+        )));
+    }
+    for needed in ["osnoise/timerlat_period_us", "osnoise/cpus", "events/ftrace/timerlat/format"] {
+        if !root.join(needed).exists() {
+            return Err(TraceError::Unsupported(format!(
+                "the timerlat tracer is present but {} is missing",
+                root.join(needed).display()
+            )));
+        }
+    }
+    Ok(root)
+}
+
 impl Session {
     pub(super) fn start(
         config: TraceConfig,
@@ -326,7 +355,7 @@ impl Session {
     ) -> Result<Self, TraceError> {
         let root = match tracing {
             Tracing::SplitEvents => check_support()?,
-            Tracing::Timerlat => super::timerlat::check_support()?,
+            Tracing::Timerlat => check_timerlat_support()?,
         };
         if config.cpus.is_empty() {
             return Err(TraceError::Unsupported("no CPU to trace".into()));

@@ -12,40 +12,14 @@
 use std::path::{Path, PathBuf};
 
 use super::session::{Session, Tracing};
-use super::{tracefs_root, SharedConsumer, TraceCapture, TraceConfig, TraceError, NOT_MOUNTED};
-
-/// The one-line reason of a kernel without the tracer: which kernels have it.
-pub const NO_TIMERLAT: &str = "this kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER, Linux 5.14 and later: \
-     Debian's PREEMPT_RT kernel linux-image-rt-amd64 has it, its stock kernel does not)";
+// The support check lives with the session that starts the tracer (one direction: this
+// module uses the session, never the other way).
+pub use super::session::{check_timerlat_support as check_support, NO_TIMERLAT};
+use super::{SharedConsumer, TraceCapture, TraceConfig, TraceError};
 
 /// The `osnoise/` files rtlab writes, saved and restored: in the order they are written.
 pub const WRITTEN_FILES: [&str; 5] =
     ["cpus", "timerlat_period_us", "stop_tracing_us", "stop_tracing_total_us", "print_stack"];
-
-/// The tracefs root if the timerlat tracer can be used: mounted, root, tracer and its event
-/// present. [`TraceError::Unsupported`] says what is missing.
-pub fn check_support() -> Result<PathBuf, TraceError> {
-    let root = tracefs_root().ok_or_else(|| TraceError::Unsupported(NOT_MOUNTED.into()))?;
-    let tracers = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
-    if !tracers.split_whitespace().any(|t| t == "timerlat") {
-        return Err(TraceError::Unsupported(NO_TIMERLAT.into()));
-    }
-    if crate::privileges::current().euid != 0 {
-        return Err(TraceError::Unsupported(format!(
-            "the timerlat tracer needs root (its settings under {} are global)",
-            root.join("osnoise").display()
-        )));
-    }
-    for needed in ["osnoise/timerlat_period_us", "osnoise/cpus", "events/ftrace/timerlat/format"] {
-        if !root.join(needed).exists() {
-            return Err(TraceError::Unsupported(format!(
-                "the timerlat tracer is present but {} is missing",
-                root.join(needed).display()
-            )));
-        }
-    }
-    Ok(root)
-}
 
 /// Whether this kernel offers user-space timerlat threads (`osnoise/per_cpu/cpuN/timerlat_fd`,
 /// Linux 6.8+), for run.json: rtlab records the kernel threads; the text says what is there.
