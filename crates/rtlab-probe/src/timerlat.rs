@@ -29,8 +29,10 @@ use std::time::Duration;
 /// rtla's default period (`rtla timerlat -p`, the kernel's `timerlat_period_us`).
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
 /// Ring buffer per CPU: at 1 kHz two 32-byte records per activation fill 64 KiB/s, and the
-/// reader drains every 10 ms; this leaves room for seconds of a stalled reader.
+/// reader drains every 100 ms; this leaves room for seconds of a stalled reader.
 pub const BUFFER_KB_PER_CPU: usize = 4096;
+/// How often the probe's own thread looks at the stop flag and the deadline.
+const MAIN_THREAD_NAP: Duration = Duration::from_millis(100);
 /// The tracer's period limits (kernel/trace/trace_osnoise.c: 100 µs to 1 s).
 pub const PERIOD_RANGE_NS: std::ops::RangeInclusive<u64> = 100_000..=1_000_000_000;
 
@@ -455,7 +457,12 @@ impl Probe for TimerlatProbe {
             if done {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            // Wakes as seldom as the trace reader (every wake-up is noise on the CPUs
+            // measured), but ends on time.
+            let nap = deadline.map_or(MAIN_THREAD_NAP, |d| {
+                d.saturating_duration_since(std::time::Instant::now()).min(MAIN_THREAD_NAP)
+            });
+            std::thread::sleep(nap);
         }
         // Stopping drains the buffers into the consumer, removes the instance and restores
         // the osnoise settings, on every path.

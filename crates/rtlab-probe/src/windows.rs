@@ -412,7 +412,7 @@ mod tests {
     fn phases_name_the_windows() {
         let mut agg = WindowAggregator::new(&[0], MS, 10 * MS, 1_000_000_000, 0, 0);
         agg.add(&chunk(0, &[(MS, 1, false), (11 * MS, 1, false), (21 * MS, 1, false)]));
-        let phase = |i: u64| if i % 2 == 0 { "idle".to_string() } else { "loaded".to_string() };
+        let phase = |i: u64| if i.is_multiple_of(2) { "idle".to_string() } else { "loaded".to_string() };
         let closed = agg.close_ready(25 * MS, &phase);
         let phases: Vec<_> = closed.iter().map(|c| c.record.phase.as_str()).collect();
         assert_eq!(phases, ["idle", "loaded"]);

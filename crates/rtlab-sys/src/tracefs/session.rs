@@ -32,8 +32,14 @@ use super::{
 const REQUIRED: [EventId; 4] =
     [EventId::HrtimerStart, EventId::HrtimerExpireEntry, EventId::SchedSwitch, EventId::SchedWaking];
 
-/// How often the reader polls the buffers when they were empty.
+/// How often the reader polls the buffers when they were empty, for the split: its
+/// streaming analysis and `--explain-above` want events soon after they happen.
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// The same for the timerlat tracer, whose records are only counted: every wake-up of the
+/// reader swaps a page out of the ring with interrupts off on the CPU being measured, which
+/// is what timerlat measures (rtla reads once a second). 100 ms keeps the live figures live
+/// and the 4 MiB per-CPU buffers far from full (at a 100 µs period, 640 KiB/s).
+const TIMERLAT_POLL_INTERVAL: Duration = Duration::from_millis(100);
 /// How often the reader samples /proc/stat steal time.
 const STEAL_INTERVAL: Duration = Duration::from_millis(100);
 /// An event is stamped when its slot is reserved and readable once committed, a few
@@ -210,8 +216,14 @@ fn reader_loop(
     mut readers: Vec<CpuReader>,
     layout: PageLayout,
     decoding: Option<Decoding>,
+    tracing: Tracing,
     stop: Arc<AtomicBool>,
 ) -> Result<ReaderOutput, TraceError> {
+    // Steal time attributes the split's samples; timerlat's records do not use it.
+    let (poll_interval, sample_steal_time) = match tracing {
+        Tracing::SplitEvents => (POLL_INTERVAL, true),
+        Tracing::Timerlat => (TIMERLAT_POLL_INTERVAL, false),
+    };
     let page_size = layout.page_size;
     let mut out = ReaderOutput::default();
     let mut page = vec![0u8; page_size];
@@ -244,7 +256,7 @@ fn reader_loop(
                 r.report_complete(&mut *super::lock_consumer(&d.consumer), complete);
             }
         }
-        if Instant::now() >= next_steal || stopping {
+        if sample_steal_time && (Instant::now() >= next_steal || stopping) {
             steal.clear();
             sample_steal(&cpus, hz, &mut steal);
             match &decoding {
@@ -256,8 +268,11 @@ fn reader_loop(
         if stopping {
             break;
         }
-        if !read_any {
-            std::thread::sleep(POLL_INTERVAL);
+        // Each pass drains every buffer. The split reads again at once after a pass that found
+        // events (its streaming analysis keeps up with bursts); the timerlat reader always
+        // waits, or at 1 kHz it would find a record or two on every pass and never sleep.
+        if !read_any || tracing == Tracing::Timerlat {
+            std::thread::sleep(poll_interval);
         }
     }
     for r in &mut readers {
@@ -438,10 +453,15 @@ impl Session {
             (None, _) => "decoded as they are read, pages not kept".to_string(),
         };
         self.description = format!(
-            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads {destination}); {}: {}{}",
+            "tracefs instance {} (trace clock mono, {} KiB buffer per CPU, cpumask {mask}, {}-byte pages, non-blocking trace_pipe_raw reads {}{destination}); {}: {}{}",
             self.name,
             self.config.buffer_kb_per_cpu,
             self.layout.page_size,
+            if self.tracing == Tracing::Timerlat {
+                format!("every {} ms, ", TIMERLAT_POLL_INTERVAL.as_millis())
+            } else {
+                String::new()
+            },
             if self.tracing == Tracing::Timerlat { "tracer timerlat, event" } else { "events" },
             enabled.join(", "),
             if notes.is_empty() { String::new() } else { format!("; notes: {}", notes.join("; ")) }
@@ -450,9 +470,10 @@ impl Session {
         let stop = Arc::clone(&self.stop);
         let layout = self.layout;
         let decoding = self.consumer.clone().map(|consumer| Decoding { consumer, formats: self.formats.clone() });
+        let tracing = self.tracing;
         let reader = std::thread::Builder::new()
             .name("rtlab-trace".into())
-            .spawn(move || reader_loop(readers, layout, decoding, stop))
+            .spawn(move || reader_loop(readers, layout, decoding, tracing, stop))
             .map_err(io("starting the trace reader thread"))?;
         self.reader = Some(reader);
         write_file(&dir.join("tracing_on"), "1")?;
