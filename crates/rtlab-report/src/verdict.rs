@@ -169,7 +169,30 @@ fn check(requirement: &Requirement, c: &Configuration, requirements: &[Requireme
     let bound = requirement.bound_ns;
     let lower_bound =
         censoring.as_ref().and_then(|c| censored_lower_bound(c, requirement.statistic, measured, &all.moments));
+    // The source's exact max bounds every percentile from above, clipped or not.
+    let exact_max_below_bound = |c: &Censoring| {
+        matches!(requirement.statistic, Statistic::Percentile(_))
+            && c.exact.iter().any(|e| e == "max")
+            && all.moments.max().is_some_and(|max| max < bound)
+    };
     let measured = match (lower_bound, &censoring) {
+        (Some(at_least), Some(c)) if at_least < bound && exact_max_below_bound(c) => {
+            let max = all.moments.max().unwrap_or(at_least);
+            check.lower_bound = true;
+            check.notes.push(format!(
+                "{} lies beyond the source's histogram: at least {} µs, and at most the source's exact max, {} µs, \
+                 below the bound",
+                requirement.statistic,
+                format_us_f(at_least as f64),
+                format_us_f(max as f64)
+            ));
+            check.measured_ns = Some(at_least);
+            // The headroom that is certain: from the largest value the statistic can have.
+            check.margin_ns = Some(bound - max);
+            check.met = true;
+            count_above(&mut check, &histogram, &all.moments, bound, duration_s);
+            return Ok(Judged { check, little_evidence: true });
+        }
         (Some(at_least), Some(c)) if at_least < bound => {
             // Below the bound, yet the true value may lie anywhere above it: neither met nor failed.
             check.undecided = Some(format!(

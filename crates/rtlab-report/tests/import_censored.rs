@@ -154,11 +154,52 @@ fn rtla_two_cpus_and_osnoise_from_the_rt_guest() {
 }
 
 #[test]
-fn rtla_top_output_from_the_rt_guest_is_refused_with_the_line() {
-    for name in ["timerlat-top-6.1-rt-guest.txt", "osnoise-top-6.1-rt-guest.txt"] {
-        let error = import(ImportFormat::Rtla, &[fixture("rtla", name)], &ImportOptions::default()).unwrap_err();
-        assert!(error.to_string().contains("top` output"), "{name}: {error}");
+fn rtla_timerlat_top_from_the_rt_guest_imports_exact_figures_and_censored_percentiles() {
+    // rtla timerlat top -d 10s -q: per CPU, COUNT and IRQ / thread min, avg, max (µs).
+    let run = rtla("timerlat-top-6.1-rt-guest.txt");
+    let expected = [
+        ("timerlat.irq", 0, 2873, 14, 2347, 67913),
+        ("timerlat.thread", 0, 2873, 54, 2787, 68204),
+        ("timerlat.irq", 1, 2710, 21, 2639, 81780),
+        ("timerlat.thread", 1, 2710, 74, 3012, 82004),
+    ];
+    for (metric, cpu, count, min, avg, max) in expected {
+        let m = measurement(&run, metric, cpu);
+        let s = m.summary.as_ref().unwrap();
+        assert_eq!(
+            (m.count, s.min, s.mean, s.max),
+            (count, min * 1000, avg as f64 * 1000.0, max * 1000),
+            "{metric} cpu{cpu}"
+        );
+        // Nothing but the extremes and the mean is known: every percentile is at least the min.
+        let c = s.censored.as_ref().unwrap();
+        assert_eq!((c.above_ns, c.count), (min * 1000, count), "{metric} cpu{cpu}");
+        // (p99.99 of fewer than 10,000 samples is the max: exact.)
+        assert!(["p50", "p99", "p99.9"].iter().all(|p| s.is_lower_bound(p)), "{metric} cpu{cpu}");
+        assert!(!s.is_lower_bound("max") && !s.is_lower_bound("mean") && !s.is_lower_bound("min"));
     }
+    assert_eq!(run.imported.as_ref().unwrap().layouts, ["rtla-timerlat-top"]);
+
+    // A percentile is decided only where the exact min or max decides it.
+    let outcome = |requirement: &str| verdict(&run, requirement).outcome();
+    assert_eq!(outcome("timerlat.irq p99 < 100ms"), Outcome::Met, "below every CPU's exact max");
+    assert_eq!(outcome("timerlat.irq p99 < 10us"), Outcome::NotMet, "below every CPU's exact min");
+    assert_eq!(outcome("timerlat.irq p99 < 1ms"), Outcome::Undecided, "between the min and the max");
+    // Both CPUs' exact means weighted by their counts: (2873 × 2787 + 2710 × 3012) / 5583 = 2896 µs.
+    assert_eq!(outcome("timerlat.thread mean < 2.8ms"), Outcome::NotMet);
+    assert_eq!(outcome("timerlat.thread mean < 3ms"), Outcome::Met);
+    assert_eq!(outcome("timerlat.thread max < 90ms"), Outcome::Met);
+    let met = verdict(&run, "timerlat.irq p99 < 100ms");
+    let check = &met.checks[0];
+    assert!(check.lower_bound && check.notes.iter().any(|n| n.contains("at most the source's exact max")), "{check:?}");
+    assert_eq!(check.margin_ns, Some(100_000_000 - 81_780_000), "the headroom from the exact max");
+}
+
+#[test]
+fn rtla_osnoise_top_from_the_rt_guest_is_refused_with_the_line() {
+    let name = "osnoise-top-6.1-rt-guest.txt";
+    let error = import(ImportFormat::Rtla, &[fixture("rtla", name)], &ImportOptions::default()).unwrap_err();
+    assert!(error.to_string().contains("`rtla osnoise top` output"), "{name}: {error}");
 }
 
 #[test]

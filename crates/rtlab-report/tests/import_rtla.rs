@@ -165,13 +165,19 @@ fn osnoise_decimal_averages() {
 }
 
 #[test]
-fn timerlat_top_is_refused_with_the_reason() {
-    let error = error_of(&[fixture("timerlat-top.txt")]);
+fn timerlat_top_imports_its_summary_table() {
+    // The screen clear and colours rtla prints without -q are no obstacle.
+    let run = run_of(fixture("timerlat-top.txt"));
     assert_eq!(
-        error,
-        "rtla/timerlat-top.txt:1: this is `rtla timerlat top` output, a table of per-CPU summaries, not a histogram: \
-         import the output of `rtla timerlat hist` instead"
+        rows(&run),
+        [
+            ("timerlat.irq".to_string(), 0, "cpu000".to_string(), 10001, 0, 12_000),
+            ("timerlat.thread".to_string(), 0, "cpu000".to_string(), 10001, 2_000, 31_000),
+            ("timerlat.irq".to_string(), 1, "cpu001".to_string(), 10001, 0, 9_000),
+            ("timerlat.thread".to_string(), 1, "cpu001".to_string(), 10001, 2_000, 27_000),
+        ]
     );
+    assert_eq!(run.scenarios[0].duration_s, 10.0);
 }
 
 /// The documentation example with one line replaced.

@@ -289,6 +289,55 @@ fn preempt_rt_guest_rtla_hist_imports() {
     assert_eq!(imported, counts.iter().sum::<u64>(), "every sample rtla counted is imported");
 }
 
+/// Real `rtla timerlat top -q` output of this kernel imports with rtla's exact count, min,
+/// average and max per CPU and context, every percentile a lower bound at the min; a
+/// requirement on a percentile is MET only above rtla's exact max.
+#[test]
+fn preempt_rt_guest_rtla_top_imports_exact_summaries() {
+    let Some(g) = rt_guest() else { return };
+    g.assert_status("rtla-top", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    rtlab().args(["import", "--from", "rtla"]).arg(g.path("rtla-top.out")).arg("--output").arg(&out).assert().code(0);
+    let run = read_json(&out.join("run.json"));
+    // "  0 #4262      |      332        33       383      6943 |      389       112       544     10854"
+    let text = g.stdout("rtla-top");
+    let rows: Vec<Vec<u64>> = text
+        .lines()
+        .filter_map(|l| {
+            let (head, rest) = l.split_once('#')?;
+            let cpu: u64 = head.trim().parse().ok()?;
+            let numbers: Vec<u64> =
+                rest.split(|c: char| c == '|' || c.is_whitespace()).filter_map(|v| v.parse().ok()).collect();
+            (numbers.len() == 9).then(|| [vec![cpu], numbers].concat())
+        })
+        .collect();
+    assert_eq!(rows.len(), 2, "one row per CPU: {text}");
+    let mut max_us = 0;
+    for row in &rows {
+        let (cpu, count) = (row[0], row[1]);
+        for (metric, at) in [("timerlat.irq", 2), ("timerlat.thread", 6)] {
+            let (min, avg, max) = (row[at + 1], row[at + 2], row[at + 3]);
+            max_us = max_us.max(max);
+            let m = measurements(&run, metric).into_iter().find(|m| u(m, "cpu") == cpu).expect("the CPU's series");
+            let s = &m["summary"];
+            assert_eq!(
+                (u(m, "count"), u(s, "min"), s["mean"].as_f64().unwrap(), u(s, "max")),
+                (count, min * 1000, (avg * 1000) as f64, max * 1000),
+                "{metric} cpu{cpu}: rtla's own figures, {text}"
+            );
+            let lower: Vec<&str> =
+                s["censored"]["lower_bound"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+            assert!(lower.contains(&"p50") && lower.contains(&"p99"), "{metric} cpu{cpu}: {lower:?}");
+        }
+    }
+    let judged = |requirement: &str| {
+        rtlab().args(["report"]).arg(&out).args(["--require", requirement]).output().unwrap().status.code()
+    };
+    assert_eq!(judged(&format!("timerlat.thread p99 < {}us", max_us + 1)), Some(0), "below rtla's exact max");
+    assert_eq!(judged("timerlat.thread p99 < 1us"), Some(1), "below rtla's exact min");
+}
+
 /// rtla's own figures of one output: the numbers after `label` (`count:`, `avg:`, `over:`).
 fn rtla_row(text: &str, label: &str) -> Vec<f64> {
     let line = text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} line in {text}"));

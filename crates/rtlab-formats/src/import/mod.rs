@@ -13,6 +13,7 @@ pub mod cyclictest;
 pub mod jitterdebugger;
 pub mod oslat;
 pub mod rtla;
+pub mod rtla_top;
 pub mod xenomai;
 
 use rtlab_analysis::censored::{self, Censoring};

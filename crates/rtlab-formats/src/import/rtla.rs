@@ -1,4 +1,5 @@
-//! rtla `timerlat hist` and `osnoise hist` output -> [`ParsedSource`].
+//! rtla `timerlat hist` and `osnoise hist` output -> [`ParsedSource`] (`timerlat top`
+//! output goes to [`super::rtla_top`]).
 //!
 //! The layout, as `timerlat_print_stats()` / `osnoise_print_stats()` print it
 //! (tools/tracing/rtla/src/timerlat_hist.c and osnoise_hist.c, rtla 6.1 to 6.16):
@@ -112,6 +113,9 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
     };
     let path = file.path.as_str();
     let lines = text_lines(file)?;
+    if !lines.iter().any(|(_, l)| tracer_of_header(l).is_some()) && super::rtla_top::is_timerlat_top(&lines) {
+        return super::rtla_top::parse(file);
+    }
     reject_top_output(path, &lines)?;
 
     let Some(header_at) = lines.iter().position(|(_, l)| tracer_of_header(l).is_some()) else {
@@ -430,28 +434,19 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
     Ok(parsed)
 }
 
-/// `rtla timerlat top` / `osnoise top` print a table of summaries refreshed in place: no
-/// distribution to import.
+/// `rtla osnoise top` prints a table of per-CPU noise summaries: no distribution of noise
+/// durations to import (`timerlat top` is imported by [`super::rtla_top`]).
 fn reject_top_output(path: &str, lines: &[(usize, &str)]) -> Result<(), ImportError> {
     for &(number, line) in lines {
         if tracer_of_header(line).is_some() {
             return Ok(());
         }
-        let (tool, found) = if line.contains("Timer Latency") {
-            ("timerlat", true)
-        } else if line.contains("CPU Aval") || line.contains("Max Single") {
-            ("osnoise", true)
-        } else {
-            ("", false)
-        };
-        if found {
+        if line.contains("CPU Aval") || line.contains("Max Single") {
             return Err(ImportError::at(
                 path,
                 number,
-                format!(
-                    "this is `rtla {tool} top` output, a table of per-CPU summaries, not a histogram: import the \
-                     output of `rtla {tool} hist` instead"
-                ),
+                "this is `rtla osnoise top` output, a table of per-CPU noise totals, not a histogram of noise \
+                 durations: import the output of `rtla osnoise hist` instead",
             ));
         }
     }

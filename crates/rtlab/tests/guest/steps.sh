@@ -66,6 +66,8 @@ for s in "$@"; do
             step rtla-hist 300 rtla timerlat hist -d 5s -c 0-1 -b 1000 -E 100
             # And clipped: 1 µs buckets up to 20 µs, where a TCG guest's wake-ups are far later.
             step rtla-clipped 300 rtla timerlat hist -d 3s -c 0 -b 1 -E 20
+            # And its summary table, which keeps no distribution at all.
+            step rtla-top 300 rtla timerlat top -d 3s -c 0-1 -q
             ;;
         *)
             echo "steps.sh: unknown step $s" >&2
