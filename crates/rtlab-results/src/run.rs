@@ -67,7 +67,7 @@ pub struct ImportInfo {
     /// `--from` value: "cyclictest", "rtla", "jitterdebugger", "xenomai".
     pub from: String,
     /// The layout recognised: "cyclictest-histogram", "cyclictest-verbose", "cyclictest-json",
-    /// "rtla-timerlat-histogram", "rtla-osnoise-histogram", "jitterdebugger-results",
+    /// "rtla-timerlat-histogram", "rtla-timerlat-top", "rtla-osnoise-histogram", "jitterdebugger-results",
     /// "jitterdebugger-samples", "xenomai-latency", "xenomai-histogram" (several when files
     /// were combined).
     pub layouts: Vec<String>,
@@ -186,6 +186,10 @@ pub struct ProbeSettings {
     /// `remote`: δ given with --delta (None: calibrated before the loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_given_ns: Option<u64>,
+    /// `noise`: gaps longer than this are recorded (--noise-threshold); absent when the run
+    /// had no noise probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_threshold_ns: Option<u64>,
 }
 
 /// One load scenario of a run: the loads that ran, what they achieved, and what the system

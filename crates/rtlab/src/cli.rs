@@ -146,6 +146,9 @@ pub struct RunArgs {
     /// against the station before any load starts]
     #[arg(long)]
     pub delta: Option<String>,
+    /// noise: record the gaps longer than this (oslat's bucket, `rtla osnoise -T`) [default: 1us]
+    #[arg(long)]
+    pub noise_threshold: Option<String>,
     /// A suite's file check: the station comes with the suite's run, not with the file.
     #[arg(skip)]
     pub station_later: bool,

@@ -69,6 +69,7 @@ pub struct ExperimentFile {
     pub station: Option<String>,
     pub key: Option<PathBuf>,
     pub delta: Option<String>,
+    pub noise_threshold: Option<String>,
     pub interval: Option<String>,
     pub priority: Option<i64>,
     pub policy: Option<PolicyArg>,
@@ -145,6 +146,7 @@ impl ExperimentFile {
         fill(&mut args.station, self.station);
         fill(&mut args.key, self.key);
         fill(&mut args.delta, self.delta);
+        fill(&mut args.noise_threshold, self.noise_threshold);
         fill(&mut args.interval, self.interval);
         fill(&mut args.priority, self.priority);
         fill(&mut args.policy, self.policy);

@@ -239,7 +239,10 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
             Box::new(NoiseProbe::new(NoiseConfig {
                 cpus: plan.cpus.clone(),
                 duration_ns,
-                threshold_ns: rtlab_probe::noise::DEFAULT_THRESHOLD_NS,
+                threshold_ns: plan
+                    .probe_settings
+                    .noise_threshold_ns
+                    .unwrap_or(rtlab_probe::noise::DEFAULT_THRESHOLD_NS),
                 histogram_max_ns: plan.histogram_max_ns,
                 raw_dir: context.raw_dir.clone(),
                 raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,

@@ -291,6 +291,18 @@ pub fn resolve(
             )));
         }
     }
+    let noise_used = uses(|p| *p == ProbeChoice::Noise);
+    let noise_threshold_ns = match &args.noise_threshold {
+        Some(text) => {
+            unused("--noise-threshold", noise_used)?;
+            let ns = parse_time_ns(text).map_err(|e| usage(format!("--noise-threshold: {e}")))?;
+            if ns == 0 || ns > 1_000_000_000 {
+                return Err(usage(format!("--noise-threshold {text}: above 0 and at most 1s")));
+            }
+            Some(ns)
+        }
+        None => noise_used.then_some(rtlab_probe::noise::DEFAULT_THRESHOLD_NS),
+    };
     let receiver_cpu = cpus[0];
     let trigger_cpu = match args.trigger_cpu.as_deref().map(str::trim) {
         Some(text) => {
@@ -335,6 +347,7 @@ pub fn resolve(
         interface: args.interface.clone(),
         station: station.as_ref().map(|s| s.address.to_string()),
         delta_given_ns,
+        noise_threshold_ns,
     };
     Ok(ResolvedProbes { probes, settings, station })
 }

@@ -56,3 +56,40 @@ fn a_sample_count_is_refused_and_so_is_split() {
     rtlab().args(["run", "-P", "noise", "--samples", "10", "--output", "/tmp/rtlab-never"]).assert().code(2);
     rtlab().args(["run", "-P", "noise", "--split", "-D", "1s", "--output", "/tmp/rtlab-never"]).assert().code(2);
 }
+
+#[test]
+fn the_threshold_is_the_users_and_every_gap_lies_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("noise");
+    let assert = rtlab()
+        .args(["run", "-P", "noise", "--noise-threshold", "50us", "-D", "1s", "-L", "idle", "--output"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("gaps above 50.0 µs"), "{stdout}");
+    let run = run_json(&out);
+    assert_eq!(run["experiment"]["probe_settings"]["noise_threshold_ns"], 50_000);
+    check_noise(&run, "idle");
+    for m in run["measurements"].as_array().unwrap() {
+        assert_eq!(m["details"]["threshold_ns"], 50_000, "{m}");
+        if u(m, "count") > 0 {
+            assert!(m["summary"]["min"].as_i64().unwrap() > 50_000, "only gaps above the threshold: {m}");
+        }
+    }
+}
+
+#[test]
+fn a_threshold_out_of_range_or_without_the_noise_probe_is_refused() {
+    for args in [
+        &["-P", "noise", "--noise-threshold", "0"][..],
+        &["-P", "noise", "--noise-threshold", "2s"],
+        &["-P", "noise", "--noise-threshold", "fast"],
+        &["-P", "timer", "--noise-threshold", "5us"],
+    ] {
+        let output = rtlab().arg("run").args(args).args(["-D", "1s", "--output", "/tmp/rtlab-never"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("--noise-threshold") && stderr.trim().lines().count() == 1, "{args:?}: {stderr}");
+    }
+}
