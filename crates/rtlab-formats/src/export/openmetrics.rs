@@ -9,6 +9,10 @@
 //! - `rtlab_sample_min_seconds`, `_max_`, `_mean_` (gauges): exact;
 //! - `rtlab_sample_histogram_seconds` (histogram): cumulative buckets on a fixed 1-2-5
 //!   ladder from 100 ns up to the first rung above the largest sample, and `+Inf`;
+//! - imported series whose source clipped samples (censored data): quantiles that are only
+//!   lower bounds move to `rtlab_sample_quantile_lower_bound_seconds`, with
+//!   `rtlab_sample_censored` and `rtlab_sample_censored_above_seconds`; a mean without the
+//!   source's own and the histogram buckets between the bound and the max are left out;
 //! - `rtlab_scenario_duration_seconds` (gauge): each scenario's measuring time;
 //! - with a verdict, `rtlab_requirement_met` (1 met, 0 not), `rtlab_requirement_undecided`,
 //!   `rtlab_requirement_measured_seconds`, `rtlab_requirement_bound_seconds` per requirement and
@@ -44,6 +48,7 @@ impl ReportExporter for OpenMetrics {
         ] {
             write_extreme(&mut out, &series, statistic, help);
         }
+        write_censoring(&mut out, &series);
         write_histograms(&mut out, &series, &ladder);
         write_scenarios(&mut out, set);
         if let Some(verdict) = set.effective_verdict() {
@@ -128,19 +133,71 @@ fn write_summaries(out: &mut String, series: &[Series]) {
     for s in series {
         let m = s.measurement;
         if let Some(summary) = m.summary.as_ref().filter(|_| m.count > 0) {
-            for ((_, quantile), (_, value)) in rtlab_analysis::SUMMARY_PERCENTILES.iter().zip(summary.percentiles()) {
+            for ((_, quantile), (figure, value)) in
+                rtlab_analysis::SUMMARY_PERCENTILES.iter().zip(summary.percentiles())
+            {
                 // OpenMetrics quantile values are never negative: a signed metric's
-                // quantiles below 0 are left out (min and mean still show them).
-                if value >= 0 {
+                // quantiles below 0 are left out (min and mean still show them). A quantile
+                // that is only a lower bound (censored data) is not the quantile: it goes to
+                // rtlab_sample_quantile_lower_bound_seconds instead.
+                if value >= 0 && !summary.is_lower_bound(figure) {
                     let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
                 }
             }
         }
         let _ = writeln!(out, "{name}_count{{{}}} {}", s.labels, m.count);
-        // `_sum` is a counter: a negative one (a signed metric) is left out.
-        if m.moments.sum >= 0 {
+        // `_sum` is a counter: a negative one (a signed metric) is left out, and so is a
+        // lower bound (censored data without the source's mean).
+        if m.moments.sum >= 0 && !sum_is_lower_bound(m) {
             let _ = writeln!(out, "{name}_sum{{{}}} {}", s.labels, seconds(m.moments.sum));
         }
+    }
+}
+
+/// Censored series (imports whose source clipped samples, docs/interop.md): the quantiles
+/// known only from below, and how many samples the source clipped from which bound.
+fn write_censoring(out: &mut String, series: &[Series]) {
+    let censored: Vec<(&Series, &rtlab_analysis::Summary, &rtlab_analysis::censored::Censoring)> = series
+        .iter()
+        .filter_map(|s| {
+            let summary = s.measurement.summary.as_ref()?;
+            Some((s, summary, summary.censored.as_ref()?))
+        })
+        .collect();
+    if censored.is_empty() {
+        return;
+    }
+    let name = "rtlab_sample_quantile_lower_bound_seconds";
+    family(
+        out,
+        name,
+        "gauge",
+        Some("seconds"),
+        "A quantile of an imported series that lies among samples the source clipped: the true quantile is at least \
+         this (it is absent from rtlab_sample_seconds).",
+    );
+    for (s, summary, _) in &censored {
+        for ((_, quantile), (figure, value)) in rtlab_analysis::SUMMARY_PERCENTILES.iter().zip(summary.percentiles()) {
+            if value >= 0 && summary.is_lower_bound(figure) {
+                let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
+            }
+        }
+    }
+    let name = "rtlab_sample_censored";
+    family(
+        out,
+        name,
+        "gauge",
+        None,
+        "Samples of an imported series that lay beyond the source's histogram (cyclictest's overflows, rtla's over:).",
+    );
+    for (s, _, c) in &censored {
+        let _ = writeln!(out, "{name}{{{}}} {}", s.labels, c.count);
+    }
+    let name = "rtlab_sample_censored_above_seconds";
+    family(out, name, "gauge", Some("seconds"), "Every censored sample of the series is at least this.");
+    for (s, _, c) in &censored {
+        let _ = writeln!(out, "{name}{{{}}} {}", s.labels, seconds(c.above_ns.into()));
     }
 }
 
@@ -148,6 +205,10 @@ fn write_extreme(out: &mut String, series: &[Series], statistic: &str, help: &st
     let name = format!("rtlab_sample_{statistic}_seconds");
     family(out, &name, "gauge", Some("seconds"), help);
     for s in series {
+        // A mean or max of censored data without the source's own figure is a lower bound.
+        if s.measurement.summary.as_ref().is_some_and(|summary| summary.is_lower_bound(statistic)) {
+            continue;
+        }
         let moments = &s.measurement.moments;
         let value = match statistic {
             "min" => moments.min().map(|v| seconds(v.into())),
@@ -172,17 +233,28 @@ fn write_histograms(out: &mut String, series: &[Series], ladder: &[i64]) {
     );
     for s in series {
         let m = s.measurement;
+        // Samples a source clipped are recorded at its bound: how many lie at or below a
+        // boundary from the bound up to the exact max is unknown, so those buckets are left out.
+        let censored_from = m.summary.as_ref().and_then(|summary| summary.censored.as_ref()).map(|c| c.above_ns);
         for &rung in ladder {
+            if censored_from.is_some_and(|bound| rung >= bound) && m.moments.max().is_some_and(|max| rung < max) {
+                continue;
+            }
             let at_or_below = cumulative_count(&s.histogram, m, rung);
             let _ = writeln!(out, "{name}_bucket{{{},le=\"{}\"}} {at_or_below}", s.labels, seconds(rung.into()));
         }
         let _ = writeln!(out, "{name}_bucket{{{},le=\"+Inf\"}} {}", s.labels, m.count);
         // OpenMetrics: `_count` only with `_sum`, and `_sum` never negative.
-        if m.moments.sum >= 0 {
+        if m.moments.sum >= 0 && !sum_is_lower_bound(m) {
             let _ = writeln!(out, "{name}_count{{{}}} {}", s.labels, m.count);
             let _ = writeln!(out, "{name}_sum{{{}}} {}", s.labels, seconds(m.moments.sum));
         }
     }
+}
+
+/// The sum of a censored series whose source gave no mean is only a lower bound.
+fn sum_is_lower_bound(m: &Measurement) -> bool {
+    m.summary.as_ref().is_some_and(|summary| summary.is_lower_bound("mean"))
 }
 
 /// Samples at or below `rung` ns: all of them from the exact max up, none below the exact
@@ -338,6 +410,42 @@ fn float(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn censored_quantiles_are_lower_bounds_and_clipped_buckets_are_left_out() {
+        // A real `rtla timerlat top` of the PREEMPT_RT guest: no distribution, every sample
+        // censored at the min (14 µs), exact count, mean and max.
+        let text = "  0 00:00:10   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)\n\
+                    CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max\n  \
+                    0 #2873      |      211        14      2347     67913 |      378        54      2787     68204\n";
+        let file = crate::import::SourceFile { path: "top.txt".into(), bytes: text.as_bytes().to_vec() };
+        let run = crate::import::import(crate::import::ImportFormat::Rtla, &[file], &Default::default()).unwrap();
+        let set = ReportSet { runs: vec![rtlab_results::set::SourcedRun { source: "top".into(), run }], verdict: None };
+        let text = OpenMetrics.render(&set).unwrap();
+        let irq = |line: &str| line.contains("metric=\"timerlat.irq\"");
+        let lines: Vec<&str> = text.lines().filter(|l| irq(l)).collect();
+        // p50..p99.9 only from below; p99.99 of 2,873 samples is the exact max.
+        assert!(lines.contains(&"rtlab_sample_quantile_lower_bound_seconds{run=\"top\",scenario=\"imported\",metric=\"timerlat.irq\",cpu=\"0\",thread=\"cpu000\",quantile=\"0.99\"} 0.000014"), "{text}");
+        assert!(
+            !lines.iter().any(|l| l.starts_with("rtlab_sample_seconds{") && l.contains("quantile=\"0.5\"")),
+            "{text}"
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with("rtlab_sample_seconds{") && l.contains("quantile=\"0.9999\"} 0.067913")),
+            "{text}"
+        );
+        assert!(lines.iter().any(|l| l.starts_with("rtlab_sample_censored{") && l.ends_with("} 2873")), "{text}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("rtlab_sample_mean_seconds{") && l.ends_with("} 0.002347")),
+            "rtla's exact avg: {text}"
+        );
+        // No bucket between the bound and the max: their counts are unknown.
+        let buckets: Vec<&str> =
+            lines.iter().copied().filter(|l| l.starts_with("rtlab_sample_histogram_seconds_bucket")).collect();
+        assert!(buckets.iter().any(|l| l.contains("le=\"0.00001\"} 0")), "{buckets:?}");
+        assert!(!buckets.iter().any(|l| l.contains("le=\"0.001\"")), "{buckets:?}");
+        assert!(buckets.iter().any(|l| l.contains("le=\"+Inf\"} 2873")), "{buckets:?}");
+    }
 
     #[test]
     fn seconds_are_exact_decimals() {
