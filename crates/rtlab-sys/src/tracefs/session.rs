@@ -270,7 +270,8 @@ fn reader_loop(
         }
         // Each pass drains every buffer. The split reads again at once after a pass that found
         // events (its streaming analysis keeps up with bursts); the timerlat reader always
-        // waits, or at 1 kHz it would find a record or two on every pass and never sleep.
+        // waits its interval: a pass at once would mostly find the next record or two, and
+        // every pass costs the measured CPUs a page swap.
         if !read_any || tracing == Tracing::Timerlat {
             std::thread::sleep(poll_interval);
         }
