@@ -50,7 +50,7 @@ pub struct TimerlatProbeConfig {
 
 /// How every activation of one CPU was accounted for. Identity (checked by
 /// [`TimerlatCounts::adds_up`]): `activations = paired + irq_without_thread +
-/// irq_in_flight_at_end + thread_without_irq + no_record`.
+/// irq_in_flight_at_end + irq_before_tracing + thread_without_irq + no_record`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TimerlatCounts {
     /// Activations from the first record's sequence number to the last one's (the tracer
@@ -64,7 +64,10 @@ pub struct TimerlatCounts {
     /// 1 when the CPU's last irq record has no thread record: the activation tracing stopped
     /// in (its thread had not run yet), or a thread record lost at the very end.
     pub irq_in_flight_at_end: u64,
-    /// Thread records whose irq record never came (lost).
+    /// 1 when the CPU's first record is a thread record: tracing was switched on between the
+    /// activation's interrupt and its thread (the mirror of `irq_in_flight_at_end`).
+    pub irq_before_tracing: u64,
+    /// Thread records whose irq record never came (lost), the first one excepted.
     pub thread_without_irq: u64,
     /// Sequence numbers of which neither record came (lost).
     pub no_record: u64,
@@ -91,6 +94,7 @@ impl TimerlatCounts {
             == self.paired
                 + self.irq_without_thread
                 + self.irq_in_flight_at_end
+                + self.irq_before_tracing
                 + self.thread_without_irq
                 + self.no_record
     }
@@ -102,7 +106,7 @@ impl TimerlatCounts {
 
     /// Thread records recorded.
     pub fn thread_records(&self) -> u64 {
-        self.paired + self.thread_without_irq
+        self.paired + self.irq_before_tracing + self.thread_without_irq
     }
 
     /// Activations whose thread record is missing (the one in flight at the end excepted).
@@ -216,6 +220,7 @@ impl TimerlatRecords {
                 return Ok(());
             }
         };
+        let first_record = c.first_seqnum.is_none();
         // Sequence numbers: new ones extend the window; skipped ones had no record at all.
         if c.last_seqnum.is_none_or(|last| seqnum > last) {
             if let Some(last) = c.last_seqnum {
@@ -249,6 +254,8 @@ impl TimerlatRecords {
                             c.counts.thread_before_irq += 1;
                         }
                     }
+                    // The window's first record: its irq came before tracing was on.
+                    _ if first_record => c.counts.irq_before_tracing = 1,
                     _ => c.counts.thread_without_irq += 1,
                 }
                 if latency >= period_ns as i64 {
@@ -302,6 +309,7 @@ impl TimerlatRecords {
                     ("paired".into(), int(n.paired)),
                     ("irq_without_thread".into(), int(n.irq_without_thread)),
                     ("irq_in_flight_at_end".into(), int(n.irq_in_flight_at_end)),
+                    ("irq_before_tracing".into(), int(n.irq_before_tracing)),
                     ("thread_without_irq".into(), int(n.thread_without_irq)),
                     ("no_record".into(), int(n.no_record)),
                     ("ring_lost_events".into(), int(n.ring_lost_events)),

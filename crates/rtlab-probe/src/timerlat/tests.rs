@@ -60,6 +60,7 @@ fn every_recorded_record_is_counted_and_paired() {
             paired: detail("paired"),
             irq_without_thread: detail("irq_without_thread"),
             irq_in_flight_at_end: detail("irq_in_flight_at_end"),
+            irq_before_tracing: detail("irq_before_tracing"),
             thread_without_irq: detail("thread_without_irq"),
             no_record: detail("no_record"),
             ..TimerlatCounts::default()
@@ -114,6 +115,7 @@ fn losses_are_classified_exactly() {
             paired: 2,
             irq_without_thread: 1,
             irq_in_flight_at_end: 1,
+            irq_before_tracing: 0,
             thread_without_irq: 1,
             no_record: 2,
             ring_lost_events: 4,
@@ -171,4 +173,22 @@ fn periods_the_tracer_refuses_are_configuration_errors() {
         .unwrap();
         assert!(matches!(e, ProbeError::Config(_)), "{period_ns}: {e}");
     }
+}
+
+#[test]
+fn a_first_thread_record_is_an_activation_tracing_started_in_not_a_loss() {
+    // Tracing was switched on between activation 41's interrupt and its thread (seen in the
+    // PREEMPT_RT guest); a later thread record without its irq is a loss.
+    let mut r = records(&[0]);
+    let feed = |r: &mut TimerlatRecords, e: KernelEvent| r.take(e.cpu, &e).unwrap();
+    feed(&mut r, event(0, 10, 41, TIMERLAT_THREAD, 9_000));
+    feed(&mut r, event(0, 20, 42, TIMERLAT_IRQ, 5_000));
+    feed(&mut r, event(0, 21, 42, TIMERLAT_THREAD, 8_000));
+    feed(&mut r, event(0, 31, 43, TIMERLAT_THREAD, 7_000));
+    let c = r.counts(0).unwrap();
+    assert_eq!((c.activations, c.paired, c.irq_before_tracing, c.thread_without_irq), (3, 1, 1, 1));
+    assert!(c.adds_up());
+    assert_eq!(c.thread_records(), 3);
+    let out = r.finish(&[RingStats { cpu: 0, overrun: 0, dropped: 0 }], &[]);
+    assert_eq!(out[0].lost, 0, "neither is a missing thread record");
 }

@@ -30,11 +30,13 @@ pub fn check_timerlat_run(run: &Value, duration_s: f64) {
             n("paired")
                 + n("irq_without_thread")
                 + n("irq_in_flight_at_end")
+                + n("irq_before_tracing")
                 + n("thread_without_irq")
                 + n("no_record"),
             "activations do not add up: {what}"
         );
-        assert_eq!(u(t, "count"), n("paired") + n("thread_without_irq"), "{what}");
+        assert_eq!(u(t, "count"), n("paired") + n("irq_before_tracing") + n("thread_without_irq"), "{what}");
+        assert!(n("irq_before_tracing") <= 1 && n("irq_in_flight_at_end") <= 1, "{what}");
         assert_eq!(u(irq, "count"), n("paired") + n("irq_without_thread") + n("irq_in_flight_at_end"), "{what}");
         assert_eq!(n("thread_before_irq"), 0, "a thread record below its irq record: {what}");
         assert_eq!(n("out_of_order"), 0, "{what}");
