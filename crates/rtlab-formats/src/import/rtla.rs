@@ -580,8 +580,8 @@ fn parse_average(text: &str) -> Option<f64> {
     (value.is_finite() && value >= 0.0 && !text.starts_with('+')).then_some(value)
 }
 
-/// "  0 00:10:00" (days, then h:m:s) -> seconds.
-fn parse_duration(text: &str) -> Option<f64> {
+/// "  0 00:10:00" (days, then h:m:s) -> seconds; also the header of `timerlat top`.
+pub(super) fn parse_duration(text: &str) -> Option<f64> {
     let mut parts = text.split_whitespace();
     let (days, clock) = match (parts.next(), parts.next(), parts.next()) {
         (Some(days), Some(clock), None) => (days.parse::<u64>().ok()?, clock),

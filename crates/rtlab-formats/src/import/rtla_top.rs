@@ -93,7 +93,7 @@ pub fn parse(file: &SourceFile) -> Result<ParsedSource, ImportError> {
     let mut fields = header.split('|');
     let duration = fields.next().unwrap_or_default();
     parsed.duration_s = Some(
-        parse_duration(duration)
+        super::rtla::parse_duration(duration)
             .ok_or_else(|| ImportError::at(path, header_line, format!("unreadable duration {:?}", duration.trim())))?,
     );
     let mut metrics: Vec<&'static str> = Vec::new();
@@ -343,20 +343,6 @@ fn check_all_row(path: &str, line: usize, all: &[Option<Figures>], rows: &[CpuRo
         }
     }
     Ok(())
-}
-
-/// "  0 00:00:10" (days, then hh:mm:ss) -> seconds.
-fn parse_duration(text: &str) -> Option<f64> {
-    let mut parts = text.split_whitespace();
-    let (days, clock) = match (parts.next(), parts.next(), parts.next()) {
-        (Some(days), Some(clock), None) => (days.parse::<u64>().ok()?, clock),
-        _ => return None,
-    };
-    let (h, m, s) = super::clock_fields(clock)?;
-    if days > 1_000_000 || h > 1_000_000 {
-        return None;
-    }
-    Some(((days * 24 + h) * 3600 + m * 60 + s) as f64)
 }
 
 /// Removes terminal escapes: colours (`ESC [ ... m`) and the screen clear (`ESC c`).
