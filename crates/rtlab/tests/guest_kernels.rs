@@ -259,27 +259,8 @@ fn stock_guest_noise_probe_attributes_every_gap() {
 #[test]
 fn preempt_rt_guest_rtla_hist_imports() {
     let Some(g) = rt_guest() else { return };
-    g.assert_status("rtla-hist", 0);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("imported");
-    let output = rtlab()
-        .args(["import", "--from", "rtla"])
-        .arg(g.path("rtla-hist.out"))
-        .arg("--output")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let run = read_json(&out.join("run.json"));
-    let text = g.stdout("rtla-hist");
-    let counts: Vec<u64> = text
-        .lines()
-        .find(|l| l.starts_with("count:"))
-        .expect("rtla's count: line")
-        .split_whitespace()
-        .skip(1)
-        .map(|c| c.parse().unwrap())
-        .collect();
+    let (_dir, _, run) = import_rtla_output(g, "rtla-hist");
+    let counts = rtla_row(&g.stdout("rtla-hist"), "count:");
     for metric in ["timerlat.irq", "timerlat.thread"] {
         let ms = measurements(&run, metric);
         assert_eq!(ms.len(), 2, "{metric} on both CPUs");
@@ -288,7 +269,7 @@ fn preempt_rt_guest_rtla_hist_imports() {
         }
     }
     let imported: u64 = run["measurements"].as_array().unwrap().iter().map(|m| u(m, "count")).sum();
-    assert_eq!(imported, counts.iter().sum::<u64>(), "every sample rtla counted is imported");
+    assert_eq!(imported as f64, counts.iter().sum::<f64>(), "every sample rtla counted is imported");
 }
 
 /// Real `rtla timerlat top -q` output of this kernel imports with rtla's exact count, min,
@@ -297,11 +278,7 @@ fn preempt_rt_guest_rtla_hist_imports() {
 #[test]
 fn preempt_rt_guest_rtla_top_imports_exact_summaries() {
     let Some(g) = rt_guest() else { return };
-    g.assert_status("rtla-top", 0);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("imported");
-    rtlab().args(["import", "--from", "rtla"]).arg(g.path("rtla-top.out")).arg("--output").arg(&out).assert().code(0);
-    let run = read_json(&out.join("run.json"));
+    let (_dir, out, run) = import_rtla_output(g, "rtla-top");
     // "  0 #4262      |      332        33       383      6943 |      389       112       544     10854"
     let text = g.stdout("rtla-top");
     let rows: Vec<Vec<u64>> = text
@@ -340,6 +317,24 @@ fn preempt_rt_guest_rtla_top_imports_exact_summaries() {
     assert_eq!(judged("timerlat.thread p99 < 1us"), Some(1), "below rtla's exact min");
 }
 
+/// A guest step's rtla output imported on the host (exit 0): its directory (kept while the
+/// first value lives), the run's directory and its run.json.
+fn import_rtla_output(g: &GuestOutcome, step: &str) -> (tempfile::TempDir, std::path::PathBuf, Value) {
+    g.assert_status(step, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported");
+    let output = rtlab()
+        .args(["import", "--from", "rtla"])
+        .arg(g.path(&format!("{step}.out")))
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{step}: {}", String::from_utf8_lossy(&output.stderr));
+    let run = read_json(&out.join("run.json"));
+    (dir, out, run)
+}
+
 /// rtla's own figures of one output: the numbers after `label` (`count:`, `avg:`, `over:`).
 fn rtla_row(text: &str, label: &str) -> Vec<f64> {
     let line = text.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} line in {text}"));
@@ -352,20 +347,10 @@ fn rtla_row(text: &str, label: &str) -> Vec<f64> {
 #[test]
 fn preempt_rt_guest_clipped_rtla_hist_is_censored() {
     let Some(g) = rt_guest() else { return };
-    g.assert_status("rtla-clipped", 0);
+    let (_dir, out, run) = import_rtla_output(g, "rtla-clipped");
     let text = g.stdout("rtla-clipped");
     let (over, avg) = (rtla_row(&text, "over:"), rtla_row(&text, "avg:"));
     assert!(over.iter().any(|&o| o > 0.0), "a TCG guest's wake-ups overflow 20 µs: {text}");
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("imported");
-    rtlab()
-        .args(["import", "--from", "rtla"])
-        .arg(g.path("rtla-clipped.out"))
-        .arg("--output")
-        .arg(&out)
-        .assert()
-        .code(0);
-    let run = read_json(&out.join("run.json"));
     let series: Vec<&Value> = run["measurements"].as_array().unwrap().iter().collect();
     assert_eq!(series.len(), over.len(), "one series per rtla column");
     for (m, (&o, &a)) in series.iter().zip(over.iter().zip(&avg)) {

@@ -133,16 +133,10 @@ fn write_summaries(out: &mut String, series: &[Series]) {
     for s in series {
         let m = s.measurement;
         if let Some(summary) = m.summary.as_ref().filter(|_| m.count > 0) {
-            for ((_, quantile), (figure, value)) in
-                rtlab_analysis::SUMMARY_PERCENTILES.iter().zip(summary.percentiles())
-            {
-                // OpenMetrics quantile values are never negative: a signed metric's
-                // quantiles below 0 are left out (min and mean still show them). A quantile
-                // that is only a lower bound (censored data) is not the quantile: it goes to
-                // rtlab_sample_quantile_lower_bound_seconds instead.
-                if value >= 0 && !summary.is_lower_bound(figure) {
-                    let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
-                }
+            // A quantile that is only a lower bound (censored data) is not the quantile: it goes
+            // to rtlab_sample_quantile_lower_bound_seconds instead.
+            for (quantile, value) in quantiles(summary, false) {
+                let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
             }
         }
         let _ = writeln!(out, "{name}_count{{{}}} {}", s.labels, m.count);
@@ -152,6 +146,17 @@ fn write_summaries(out: &mut String, series: &[Series]) {
             let _ = writeln!(out, "{name}_sum{{{}}} {}", s.labels, seconds(m.moments.sum));
         }
     }
+}
+
+/// The summary's quantiles that are lower bounds (censored data), or the others. OpenMetrics
+/// quantile values are never negative: a signed metric's quantiles below 0 are left out (min
+/// and mean still show them).
+fn quantiles(summary: &rtlab_analysis::Summary, lower_bounds: bool) -> impl Iterator<Item = (f64, i64)> + '_ {
+    rtlab_analysis::SUMMARY_PERCENTILES
+        .iter()
+        .zip(summary.percentiles())
+        .filter(move |(_, (figure, value))| *value >= 0 && summary.is_lower_bound(figure) == lower_bounds)
+        .map(|((_, quantile), (_, value))| (*quantile, value))
 }
 
 /// Censored series (imports whose source clipped samples, docs/interop.md): the quantiles
@@ -177,10 +182,8 @@ fn write_censoring(out: &mut String, series: &[Series]) {
          this (it is absent from rtlab_sample_seconds).",
     );
     for (s, summary, _) in &censored {
-        for ((_, quantile), (figure, value)) in rtlab_analysis::SUMMARY_PERCENTILES.iter().zip(summary.percentiles()) {
-            if value >= 0 && summary.is_lower_bound(figure) {
-                let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
-            }
+        for (quantile, value) in quantiles(summary, true) {
+            let _ = writeln!(out, "{name}{{{},quantile=\"{quantile}\"}} {}", s.labels, seconds(value.into()));
         }
     }
     let name = "rtlab_sample_censored";

@@ -35,6 +35,11 @@ use super::{
 pub const TIMERLAT_LAYOUT: &str = "rtla-timerlat-histogram";
 pub const OSNOISE_LAYOUT: &str = "rtla-osnoise-histogram";
 
+/// What the timerlat metrics are, for the notes of the hist and the top import.
+pub(super) const TIMERLAT_METRICS_NOTE: &str = "timerlat.irq is the timer IRQ latency, timerlat.thread the thread \
+     activation latency (it contains the IRQ latency), timerlat.user the return to user space (it contains both); all \
+     from the same expected expiry";
+
 /// osnoise's default period (-p): the histogram's samples are noise events within it.
 const OSNOISE_DEFAULT_PERIOD_NS: u64 = 1_000_000_000;
 
@@ -406,12 +411,7 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
     });
     parsed.resolution_ns = unit_ns;
     match tracer {
-        Tracer::Timerlat => parsed.notes.push(
-            "timerlat.irq is the timer IRQ latency, timerlat.thread the thread activation latency (it contains the \
-             IRQ latency), timerlat.user the return to user space (it contains both); all from the same expected \
-             expiry"
-                .to_string(),
-        ),
+        Tracer::Timerlat => parsed.notes.push(TIMERLAT_METRICS_NOTE.to_string()),
         Tracer::Osnoise => {
             parsed.notes.push(
                 "osnoise.noise holds the duration of each noise event (osnoise:sample_threshold); rtla takes min and \

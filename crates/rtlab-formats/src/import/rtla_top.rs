@@ -86,8 +86,7 @@ pub fn parse(file: &SourceFile) -> Result<ParsedSource, ImportError> {
             lines[start].0
         ));
     }
-    let (header_line, header) = (&lines[start].0, lines[start].1.as_str());
-    let header_line = *header_line;
+    let (header_line, header) = (lines[start].0, lines[start].1.as_str());
 
     // "  0 00:00:10   |   IRQ Timer Latency (us)   |   Thread Timer Latency (us) [| Ret user ...]"
     let mut fields = header.split('|');
@@ -263,11 +262,7 @@ pub fn parse(file: &SourceFile) -> Result<ParsedSource, ImportError> {
          the min",
         unit_name(unit_ns)
     ));
-    parsed.notes.push(
-        "timerlat.irq is the timer IRQ latency, timerlat.thread the thread activation latency (it contains the IRQ \
-         latency), timerlat.user the return to user space (it contains both); all from the same expected expiry"
-            .to_string(),
-    );
+    parsed.notes.push(super::rtla::TIMERLAT_METRICS_NOTE.to_string());
     parsed.layouts = vec![TIMERLAT_TOP_LAYOUT.to_string()];
     parsed.source_tool = Some("rtla timerlat top".to_string());
     parsed.resolution_ns = unit_ns;
