@@ -239,14 +239,35 @@ pub fn import(format: ImportFormat, files: &[SourceFile], options: &ImportOption
     let Some(first) = files.first() else {
         return Err(ImportError::whole(format.name(), "no file given"));
     };
-    let parsed = match format {
-        ImportFormat::Cyclictest => cyclictest::parse(files, options)?,
-        ImportFormat::Rtla => rtla::parse(files, options)?,
-        ImportFormat::Jitterdebugger => jitterdebugger::parse(files, options)?,
-        ImportFormat::Xenomai => xenomai::parse(files, options)?,
-        ImportFormat::Oslat => oslat::parse(files, options)?,
-    };
+    let parsed = parse_source(format, files, options)?;
     build_run(format, files, parsed, options).map_err(|reason| ImportError::whole(&first.path, reason))
+}
+
+/// Reads the files of one run in `format` into its series, before any statistic.
+pub fn parse_source(
+    format: ImportFormat,
+    files: &[SourceFile],
+    options: &ImportOptions,
+) -> Result<ParsedSource, ImportError> {
+    match format {
+        ImportFormat::Cyclictest => cyclictest::parse(files, options),
+        ImportFormat::Rtla => parse_rtla(files, options),
+        ImportFormat::Jitterdebugger => jitterdebugger::parse(files, options),
+        ImportFormat::Xenomai => xenomai::parse(files, options),
+        ImportFormat::Oslat => oslat::parse(files, options),
+    }
+}
+
+/// rtla's histograms and its `timerlat top` table share one import format: the file says
+/// which it holds (a histogram header wins, so a hist with a stray "CPU COUNT" stays a hist).
+fn parse_rtla(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSource, ImportError> {
+    if let [file] = files {
+        let lines = text_lines(file)?;
+        if !rtla::has_histogram_header(&lines) && rtla_top::is_timerlat_top(&lines) {
+            return rtla_top::parse(file);
+        }
+    }
+    rtla::parse(files, options)
 }
 
 /// Lines of a text file, numbered from 1, or the line where it stops being UTF-8.

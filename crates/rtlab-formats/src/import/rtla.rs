@@ -1,5 +1,5 @@
 //! rtla `timerlat hist` and `osnoise hist` output -> [`ParsedSource`] (`timerlat top`
-//! output goes to [`super::rtla_top`]).
+//! output has its own reader, `rtla_top`, beside this one).
 //!
 //! The layout, as `timerlat_print_stats()` / `osnoise_print_stats()` print it
 //! (tools/tracing/rtla/src/timerlat_hist.c and osnoise_hist.c, rtla 6.1 to 6.16):
@@ -118,9 +118,6 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
     };
     let path = file.path.as_str();
     let lines = text_lines(file)?;
-    if !lines.iter().any(|(_, l)| tracer_of_header(l).is_some()) && super::rtla_top::is_timerlat_top(&lines) {
-        return super::rtla_top::parse(file);
-    }
     reject_top_output(path, &lines)?;
 
     let Some(header_at) = lines.iter().position(|(_, l)| tracer_of_header(l).is_some()) else {
@@ -435,7 +432,12 @@ pub fn parse(files: &[SourceFile], options: &ImportOptions) -> Result<ParsedSour
 }
 
 /// `rtla osnoise top` prints a table of per-CPU noise summaries: no distribution of noise
-/// durations to import (`timerlat top` is imported by [`super::rtla_top`]).
+/// durations to import (`timerlat top` is imported by `rtla_top`).
+/// Whether `lines` carry rtla's "# RTLA timerlat histogram" or "# RTLA osnoise histogram" header.
+pub fn has_histogram_header(lines: &[(usize, &str)]) -> bool {
+    lines.iter().any(|(_, l)| tracer_of_header(l).is_some())
+}
+
 fn reject_top_output(path: &str, lines: &[(usize, &str)]) -> Result<(), ImportError> {
     for &(number, line) in lines {
         if tracer_of_header(line).is_some() {

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use rtlab_formats::import::{rtla, ImportFormat, ImportOptions, SourceFile};
+use rtlab_formats::import::{ImportFormat, ImportOptions, SourceFile};
 use std::path::Path;
 
 pub struct Rng(u64);
@@ -71,13 +71,7 @@ fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
 fn check(format: ImportFormat, files: &[SourceFile], tried: usize, full_every: usize) {
     let options = ImportOptions::default();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let parsed = match format {
-            ImportFormat::Rtla => rtla::parse(files, &options),
-            ImportFormat::Jitterdebugger => rtlab_formats::import::jitterdebugger::parse(files, &options),
-            ImportFormat::Xenomai => rtlab_formats::import::xenomai::parse(files, &options),
-            ImportFormat::Cyclictest => rtlab_formats::import::cyclictest::parse(files, &options),
-            ImportFormat::Oslat => rtlab_formats::import::oslat::parse(files, &options),
-        };
+        let parsed = rtlab_formats::import::parse_source(format, files, &options);
         match parsed {
             Ok(parsed) if tried.is_multiple_of(full_every) => {
                 rtlab_formats::import::build_run(format, files, parsed, &options)
