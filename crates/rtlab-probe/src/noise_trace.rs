@@ -662,6 +662,7 @@ mod tests {
                 RawSample { expected_ns: 1_000, value_ns: 5_500, cpu: 1, flags: 0 },
                 RawSample { expected_ns: 3_000_000_000, value_ns: 4_000_000, cpu: 1, flags: 0 },
             ],
+            unrecorded: Vec::new(),
         });
         trace.events(
             1,

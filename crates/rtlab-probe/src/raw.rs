@@ -41,6 +41,20 @@ pub struct TappedSamples {
     pub cpu: usize,
     pub metric: String,
     pub samples: Vec<RawSample>,
+    /// Expiries the probe knows gave no sample of this metric (the timerlat probe's
+    /// sequence numbers say so); empty where the consumer finds them from the gaps between
+    /// expiries (the timer probe's expiries lie on an exact grid).
+    pub unrecorded: Vec<Unrecorded>,
+}
+
+/// Expiries without a sample, as the probe accounted for them: `lost` consecutive ones
+/// from `expected_ns` on (a record the trace lost), or `overruns` periods skipped after a
+/// wake-up that came a whole period late or more, from `expected_ns` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unrecorded {
+    pub expected_ns: u64,
+    pub lost: u64,
+    pub overruns: u64,
 }
 
 /// Where the writer also hands a ring's samples, in order, as it drains them: the streaming
@@ -357,6 +371,7 @@ fn drain_until_done(mut outputs: Vec<Output>, poll: Duration, space_of: SpaceOf)
                     cpu: target.cpu,
                     metric: target.metric.clone(),
                     samples: first.iter().chain(second.iter()).copied().collect(),
+                    unrecorded: Vec::new(),
                 });
             }
             if let (Some(writer), Some(path)) = (output.writer.as_mut(), output.drain.path.as_ref()) {

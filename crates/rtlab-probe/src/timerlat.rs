@@ -17,6 +17,7 @@
 //! record came are counted ([`TimerlatCounts`]), never dropped silently.
 
 use crate::live::LiveStats;
+use crate::raw::{RawSample, SampleTap, TappedSamples, Unrecorded};
 use crate::recorder::MetricRecorder;
 use crate::{Budget, Detail, MetricOutput, Probe, ProbeError, ProbeOutput, ThreadOutput};
 use rtlab_sys::tracefs::event::{EventKind, KernelEvent, TIMERLAT_IRQ, TIMERLAT_THREAD, TIMERLAT_USER};
@@ -41,11 +42,15 @@ pub const PERIOD_RANGE_NS: std::ops::RangeInclusive<u64> = 100_000..=1_000_000_0
 pub struct TimerlatProbeConfig {
     pub cpus: Vec<usize>,
     pub period_ns: u64,
-    pub budget: Budget,
+    /// None: until the stop flag is set (`rtlab monitor`).
+    pub budget: Option<Budget>,
     pub histogram_max_ns: u64,
     /// SCHED_FIFO priority for the kernel's `timerlat/N` threads (rtla -P); None keeps the
     /// kernel's own (SCHED_FIFO 95).
     pub thread_priority: Option<i32>,
+    /// Where every record also goes, with the activations that gave none, as the trace
+    /// reader takes them (`rtlab monitor -P timerlat` cuts them into windows).
+    pub tap: Option<SampleTap>,
 }
 
 /// How every activation of one CPU was accounted for. Identity (checked by
@@ -122,8 +127,8 @@ struct CpuRecords {
     thread: MetricRecorder,
     user: Option<MetricRecorder>,
     counts: TimerlatCounts,
-    /// The latest irq record still waiting for its thread record: (seqnum, latency).
-    pending_irq: Option<(u32, i64)>,
+    /// The latest irq record still waiting for its thread record: (seqnum, latency, expiry).
+    pending_irq: Option<(u32, i64, u64)>,
     first_seqnum: Option<u32>,
     last_seqnum: Option<u32>,
     /// Contexts (irq, thread, user) already recorded for `last_seqnum`.
@@ -132,6 +137,27 @@ struct CpuRecords {
     thread_min: i64,
     thread_max: i64,
     thread_sum: i64,
+    /// With a tap: what goes to it at the next delivery.
+    tapped: Option<CpuTap>,
+}
+
+/// One CPU's records and missing activations since the last delivery to the tap, with the
+/// expiry each happened at (the record's time minus its latency: the trace clock is
+/// CLOCK_MONOTONIC).
+#[derive(Default)]
+struct CpuTap {
+    thread: Vec<RawSample>,
+    irq: Vec<RawSample>,
+    thread_unrecorded: Vec<Unrecorded>,
+    irq_unrecorded: Vec<Unrecorded>,
+    /// Expiry of the latest activation that had a record.
+    last_expected: Option<u64>,
+}
+
+impl CpuTap {
+    fn lost(list: &mut Vec<Unrecorded>, expected_ns: u64, lost: u64) {
+        list.push(Unrecorded { expected_ns, lost, overruns: 0 });
+    }
 }
 
 /// Takes the decoded `ftrace:timerlat` records of a running session (a [`TraceConsumer`]) and
@@ -142,6 +168,7 @@ pub struct TimerlatRecords {
     histogram_max_ns: u64,
     planned_ns: u64,
     window_start_ns: u64,
+    tap: Option<SampleTap>,
 }
 
 impl TimerlatRecords {
@@ -175,9 +202,45 @@ impl TimerlatRecords {
                 thread_min: i64::MAX,
                 thread_max: i64::MIN,
                 thread_sum: 0,
+                tapped: None,
             });
         }
-        Ok(Self { cpus: all, period_ns: period_ns.max(1), histogram_max_ns, planned_ns, window_start_ns })
+        Ok(Self { cpus: all, period_ns: period_ns.max(1), histogram_max_ns, planned_ns, window_start_ns, tap: None })
+    }
+
+    /// Also hands every record, and every activation that gave none, to `tap`
+    /// ([`deliver`](Self::deliver)).
+    pub fn with_tap(mut self, tap: SampleTap) -> Self {
+        for c in &mut self.cpus {
+            c.tapped = Some(CpuTap::default());
+        }
+        self.tap = Some(tap);
+        self
+    }
+
+    /// Sends what the CPUs took since the last delivery to the tap: per CPU and metric one
+    /// chunk of samples in the order they came, with the activations that gave no record
+    /// (`unrecorded.lost`) and the periods skipped after late thread wake-ups
+    /// (`unrecorded.overruns`, on `timerlat.thread`).
+    pub fn deliver(&mut self) {
+        let Some(tap) = &self.tap else { return };
+        for c in &mut self.cpus {
+            let Some(t) = c.tapped.as_mut() else { continue };
+            for (metric, samples, unrecorded) in [
+                ("timerlat.thread", &mut t.thread, &mut t.thread_unrecorded),
+                ("timerlat.irq", &mut t.irq, &mut t.irq_unrecorded),
+            ] {
+                if samples.is_empty() && unrecorded.is_empty() {
+                    continue;
+                }
+                tap.deliver(TappedSamples {
+                    cpu: c.cpu,
+                    metric: metric.into(),
+                    samples: std::mem::take(samples),
+                    unrecorded: std::mem::take(unrecorded),
+                });
+            }
+        }
     }
 
     /// The progress counters, one per CPU.
@@ -221,18 +284,30 @@ impl TimerlatRecords {
             }
         };
         let first_record = c.first_seqnum.is_none();
+        // The expiry: the trace clock is CLOCK_MONOTONIC, the latency counts from the expiry.
+        let expected_ns = u64::try_from(i128::from(event.ts_ns) - i128::from(latency)).unwrap_or(0);
         // Sequence numbers: new ones extend the window; skipped ones had no record at all.
         if c.last_seqnum.is_none_or(|last| seqnum > last) {
             if let Some(last) = c.last_seqnum {
-                c.counts.no_record += u64::from(seqnum - last - 1);
+                let skipped = u64::from(seqnum - last - 1);
+                c.counts.no_record += skipped;
+                if let Some(t) = c.tapped.as_mut().filter(|_| skipped > 0) {
+                    // Their expiries are not known: the periods after the last one seen.
+                    let from = t.last_expected.map_or(expected_ns, |e| e + period_ns);
+                    CpuTap::lost(&mut t.thread_unrecorded, from, skipped);
+                    CpuTap::lost(&mut t.irq_unrecorded, from, skipped);
+                }
             }
             let first = *c.first_seqnum.get_or_insert(seqnum);
             c.counts.activations = u64::from(seqnum - first) + 1;
             c.last_seqnum = Some(seqnum);
             c.seen = [false; 3];
             // The irq record of an earlier activation whose thread record never came.
-            if c.pending_irq.take().is_some() {
+            if let Some((_, _, pending_expected)) = c.pending_irq.take() {
                 c.counts.irq_without_thread += 1;
+                if let Some(t) = c.tapped.as_mut() {
+                    CpuTap::lost(&mut t.thread_unrecorded, pending_expected, 1);
+                }
             }
         } else if c.last_seqnum.is_some_and(|last| seqnum < last) || c.seen[slot] || (slot == 0 && c.seen[1]) {
             // An old sequence number, a context seen twice, an irq record after its thread's:
@@ -243,12 +318,16 @@ impl TimerlatRecords {
         c.seen[slot] = true;
         match context {
             TIMERLAT_IRQ => {
-                c.pending_irq = Some((seqnum, latency));
+                c.pending_irq = Some((seqnum, latency, expected_ns));
                 c.irq.record(event.ts_ns, latency, cpu, 0);
+                if let Some(t) = c.tapped.as_mut() {
+                    t.irq.push(RawSample { expected_ns, value_ns: latency, cpu, flags: 0 });
+                    t.last_expected = Some(expected_ns);
+                }
             }
             TIMERLAT_THREAD => {
                 match c.pending_irq.take() {
-                    Some((pending, irq_latency)) if pending == seqnum => {
+                    Some((pending, irq_latency, _)) if pending == seqnum => {
                         c.counts.paired += 1;
                         if latency < irq_latency {
                             c.counts.thread_before_irq += 1;
@@ -256,10 +335,28 @@ impl TimerlatRecords {
                     }
                     // The window's first record: its irq came before tracing was on.
                     _ if first_record => c.counts.irq_before_tracing = 1,
-                    _ => c.counts.thread_without_irq += 1,
+                    _ => {
+                        c.counts.thread_without_irq += 1;
+                        if let Some(t) = c.tapped.as_mut() {
+                            CpuTap::lost(&mut t.irq_unrecorded, expected_ns, 1);
+                        }
+                    }
                 }
+                let mut skipped = 0;
                 if latency >= period_ns as i64 {
-                    c.counts.skipped_periods += latency as u64 / period_ns;
+                    skipped = latency as u64 / period_ns;
+                    c.counts.skipped_periods += skipped;
+                }
+                if let Some(t) = c.tapped.as_mut() {
+                    t.thread.push(RawSample { expected_ns, value_ns: latency, cpu, flags: 0 });
+                    if skipped > 0 {
+                        t.thread_unrecorded.push(Unrecorded {
+                            expected_ns: expected_ns + period_ns,
+                            lost: 0,
+                            overruns: skipped,
+                        });
+                    }
+                    t.last_expected = Some(expected_ns);
                 }
                 c.thread.record(event.ts_ns, latency, cpu, 0);
                 c.thread_min = c.thread_min.min(latency);
@@ -356,6 +453,7 @@ impl TraceConsumer for Consumer {
                 self.error.get_or_insert(e);
             }
         }
+        self.records.deliver();
     }
 
     fn complete_before(&mut self, _cpu: u32, _ns: u64) {}
@@ -403,9 +501,12 @@ impl Probe for TimerlatProbe {
 
     fn run(self: Box<Self>, stop: Arc<AtomicBool>) -> Result<ProbeOutput, ProbeError> {
         let c = &self.config;
-        let planned_ns = c.budget.planned_ns(c.period_ns);
+        let planned_ns = c.budget.map_or(0, |b| b.planned_ns(c.period_ns));
         let window_start_ns = rtlab_sys::clock::monotonic_ns();
         let mut records = TimerlatRecords::new(&c.cpus, c.period_ns, c.histogram_max_ns, planned_ns, window_start_ns)?;
+        if let Some(tap) = &c.tap {
+            records = records.with_tap(tap.clone());
+        }
         // The progress display holds the probe's counters: publish through them.
         for (r, live) in records.cpus.iter_mut().zip(&self.live) {
             r.live = live.clone();
@@ -448,8 +549,8 @@ impl Probe for TimerlatProbe {
             }
         }
         let deadline = match c.budget {
-            Budget::Duration { ns } => Some(std::time::Instant::now() + Duration::from_nanos(ns)),
-            Budget::Samples(_) => None,
+            Some(Budget::Duration { ns }) => Some(std::time::Instant::now() + Duration::from_nanos(ns)),
+            Some(Budget::Samples(_)) | None => None,
         };
         let mut interrupted = false;
         while result.is_ok() {
@@ -459,8 +560,10 @@ impl Probe for TimerlatProbe {
             }
             let done = match (deadline, c.budget) {
                 (Some(deadline), _) => std::time::Instant::now() >= deadline,
-                (None, Budget::Samples(n)) => lock(&consumer).records.every_cpu_has(n),
-                (None, _) => true,
+                (None, Some(Budget::Samples(n))) => lock(&consumer).records.every_cpu_has(n),
+                // Until stopped.
+                (None, None) => false,
+                (None, Some(Budget::Duration { .. })) => true,
             };
             if done {
                 break;

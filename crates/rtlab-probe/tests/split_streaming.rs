@@ -82,7 +82,7 @@ fn as_tapped(samples: &[WakeSample]) -> TappedSamples {
         .iter()
         .map(|s| RawSample { expected_ns: s.due_ns, value_ns: s.latency_ns(), cpu: 0, flags: 0 })
         .collect();
-    TappedSamples { cpu: 0, metric: "timer.latency".into(), samples }
+    TappedSamples { cpu: 0, metric: "timer.latency".into(), samples, unrecorded: Vec::new() }
 }
 
 fn settings(explain_above_ns: Option<u64>) -> SplitSettings {

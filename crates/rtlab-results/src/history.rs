@@ -104,6 +104,9 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 pub struct MonitorSettings {
     pub rtlab_version: String,
     pub command_line: Vec<String>,
+    /// "timer" or "timerlat" (histories written before `-P timerlat` hold no field: timer).
+    #[serde(default = "timer_probe", skip_serializing_if = "is_timer_probe")]
+    pub probe: String,
     pub interval_ns: u64,
     pub window_ns: u64,
     pub cpus: Vec<usize>,
@@ -115,6 +118,14 @@ pub struct MonitorSettings {
     /// Whether the measuring threads ran at a real-time policy with memory locked.
     pub real_time: bool,
     pub notes: Vec<String>,
+}
+
+fn timer_probe() -> String {
+    "timer".into()
+}
+
+fn is_timer_probe(probe: &String) -> bool {
+    probe == "timer"
 }
 
 /// One start of the monitor.

@@ -88,6 +88,14 @@ pub enum SplitBackendArg {
     Auto,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MonitorProbeArg {
+    /// timer.latency and timer.jitter of rtlab's own pinned threads
+    Timer,
+    /// timerlat.thread and timerlat.irq of the kernel's timerlat threads
+    Timerlat,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyArg {
@@ -514,6 +522,10 @@ pub struct MonitorArgs {
     /// The history database (SQLite; created when missing, appended to when it exists)
     #[arg(long, default_value = "results/monitor.db")]
     pub db: PathBuf,
+    /// What measures: rtlab's timer probe (as `rtlab run`), or the kernel's timerlat tracer
+    /// (as `rtla timerlat`; kernels with it, such as linux-image-rt-amd64)
+    #[arg(long, short = 'P', value_enum, default_value = "timer")]
+    pub probe: MonitorProbeArg,
     /// Length of a window: 1m, 10s, 1h (at least 1s)
     #[arg(long, short = 'w', default_value = "1m")]
     pub window: String,

@@ -26,9 +26,10 @@ pub struct HistoryArgs {
     /// End of the range: rows that start before T (default: the last row)
     #[arg(long, value_name = "T")]
     pub until: Option<String>,
-    /// The metric of the views
-    #[arg(long, default_value = "timer.latency")]
-    pub metric: String,
+    /// The metric of the views [default: timer.latency, or timerlat.thread for a history of
+    /// `rtlab monitor -P timerlat` only]
+    #[arg(long)]
+    pub metric: Option<String>,
     /// Only the windows of this load-schedule phase (rtlab monitor --schedule), e.g. idle
     /// [default: every phase together]
     #[arg(long, value_name = "NAME")]
@@ -130,6 +131,14 @@ fn default_html_path(db: &Path) -> PathBuf {
     db.parent().unwrap_or(Path::new(".")).join(format!("{stem}-history.html"))
 }
 
+/// The main metric of the history's probe: timerlat.thread when every session measured with
+/// the timerlat tracer, timer.latency otherwise.
+fn default_metric(db: &HistoryDb) -> anyhow::Result<String> {
+    let sessions = db.sessions()?;
+    let timerlat_only = !sessions.is_empty() && sessions.iter().all(|s| s.settings.probe == "timerlat");
+    Ok(if timerlat_only { "timerlat.thread" } else { "timer.latency" }.to_string())
+}
+
 pub fn cmd_history(args: &HistoryArgs) -> anyhow::Result<u8> {
     let now = now_ns();
     let range = parse_range(args.since.as_deref(), args.until.as_deref(), now)?;
@@ -138,8 +147,11 @@ pub fn cmd_history(args: &HistoryArgs) -> anyhow::Result<u8> {
         _ => None,
     };
     let db = HistoryDb::open_existing(&args.db)?;
-    let report =
-        db.history_report(&HistoryQuery { range, metric: args.metric.clone(), compare, phase: args.phase.clone() })?;
+    let metric = match &args.metric {
+        Some(metric) => metric.clone(),
+        None => default_metric(&db)?,
+    };
+    let report = db.history_report(&HistoryQuery { range, metric, compare, phase: args.phase.clone() })?;
     let format = match args.format {
         HistoryFormatArg::Terminal => HistoryFormat::Terminal,
         HistoryFormatArg::Markdown => HistoryFormat::Markdown,

@@ -213,9 +213,10 @@ pub fn build(plan: &RunPlan, probe: ProbeChoice, context: &BuildContext) -> Resu
         ProbeChoice::Timerlat => Box::new(TimerlatProbe::new(TimerlatProbeConfig {
             cpus: plan.cpus.clone(),
             period_ns: plan.interval_ns,
-            budget,
+            budget: Some(budget),
             histogram_max_ns: plan.histogram_max_ns,
             thread_priority: plan.timerlat_priority,
+            tap: None,
         })?),
         ProbeChoice::Switch => Box::new(SwitchProbe::new(SwitchConfig {
             stimulus: stimulus("switch", true),

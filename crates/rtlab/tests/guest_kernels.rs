@@ -8,7 +8,7 @@ mod common;
 
 use common::guest::{guest, GuestOutcome, GuestSpec};
 use common::noise::check_noise;
-use common::timerlat::{check_no_tracer_error, check_timerlat_run};
+use common::timerlat::{check_no_tracer_error, check_timerlat_history, check_timerlat_run};
 use common::{measurements, read_json, rtlab, u};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -22,14 +22,14 @@ const STOCK_APPEND: &str = "threadirqs";
 const RT: GuestSpec = GuestSpec {
     kernel: "rt",
     append: RT_APPEND,
-    steps: &["sysinfo", "split-tracefs", "split-ebpf", "timerlat", "noise", "rtla", "suite"],
+    steps: &["sysinfo", "split-tracefs", "split-ebpf", "timerlat", "monitor-timerlat", "noise", "rtla", "suite"],
 };
 const STOCK: GuestSpec = GuestSpec {
     kernel: "stock",
     append: STOCK_APPEND,
     // The contrast needs less than the 10 s the PREEMPT_RT guest measures (each second of the
     // busy loop costs several of TCG time in the attribution).
-    steps: &["sysinfo", "split-tracefs", "split-ebpf", "timerlat", "noise:5s"],
+    steps: &["sysinfo", "split-tracefs", "split-ebpf", "timerlat", "monitor-timerlat", "noise:5s"],
 };
 
 static RT_OUTCOME: OnceLock<GuestOutcome> = OnceLock::new();
@@ -234,6 +234,33 @@ fn stock_guest_has_no_timerlat_and_says_so() {
 /// The noise probe on CPU 1 of a guest: every gap charged once, run.json consistent, the
 /// tracing state restored. (Under TCG a clock read alone takes microseconds: noise % there
 /// says nothing about the kernel.)
+/// `rtlab monitor -P timerlat` on the PREEMPT_RT kernel: three windows of the kernel's
+/// timerlat threads in the history, every activation accounted for, the tracer's settings
+/// and the tracing state as they were.
+#[test]
+fn preempt_rt_guest_monitor_records_timerlat_windows() {
+    let Some(g) = rt_guest() else { return };
+    g.assert_status("monitor-timerlat", 0);
+    let db = g.path("monitor-timerlat").join("monitor.db");
+    check_timerlat_history(&db, 2, 6);
+    // Its views, on the host: the thread latency without being asked.
+    let output = rtlab().arg("history").arg(&db).args(["-f", "json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let views: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(views["metric"], "timerlat.thread");
+    assert_eq!(g.read("osnoise-before-monitor"), g.read("osnoise-after-monitor"), "osnoise/ restored");
+    assert_eq!(g.read("tracing-before"), g.read("tracing-after-monitor-timerlat"), "tracing restored");
+}
+
+#[test]
+fn stock_guest_monitor_without_timerlat_says_so_and_writes_no_history() {
+    let Some(g) = stock_guest() else { return };
+    g.assert_status("monitor-timerlat", 3);
+    check_no_tracer_error(&g.stderr("monitor-timerlat"));
+    assert!(!g.path("monitor-timerlat").exists(), "no history");
+    assert_eq!(g.read("tracing-before"), g.read("tracing-after-monitor-timerlat"));
+}
+
 fn check_guest_noise(g: &GuestOutcome) {
     g.assert_status("noise", 0);
     let run = read_json(&g.path("noise").join("run.json"));

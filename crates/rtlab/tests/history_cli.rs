@@ -209,3 +209,36 @@ fn report_and_compare_read_a_range_of_the_history_as_a_run() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kernel 6.6-rt"), "{out}");
 }
+
+/// A history that only `rtlab monitor -P timerlat` wrote: its views default to
+/// timerlat.thread, and it reads back as a run of the timerlat probe.
+#[test]
+fn a_timerlat_history_defaults_to_its_thread_latency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("monitor.db");
+    let mut db = HistoryDb::open(&path).unwrap();
+    let mut timerlat = settings();
+    timerlat.probe = "timerlat".into();
+    let session = db.begin_session(&host("6.1-rt"), &timerlat, T0).unwrap();
+    let rename = |mut m: WindowMetric, name: &str| {
+        m.metric = name.into();
+        m
+    };
+    for i in 0..2 {
+        let mut w = window(T0 + i * MINUTE, 10_000);
+        w.metrics = vec![rename(metric(0, 20_000), "timerlat.thread"), rename(metric(0, 5_000), "timerlat.irq")];
+        db.append_window(session.id, &w).unwrap();
+    }
+    db.end_session(session.id, T0 + 2 * MINUTE, "duration").unwrap();
+    drop(db);
+    let (code, stdout, stderr) = run(&["history", "DB", "-f", "json"], &path);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["metric"], "timerlat.thread", "{stdout}");
+    let (code, _, stderr) = run(&["history", "DB", "--metric", "timer.latency"], &path);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("timerlat.irq, timerlat.thread"), "names what it holds: {stderr}");
+    let (code, stdout, stderr) = run(&["report", "DB", "-f", "json"], &path);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("\"timerlat.thread\""), "{stdout}");
+}

@@ -5,6 +5,7 @@
 mod common;
 
 use common::rtlab_path;
+use common::timerlat::{check_no_tracer_error, check_timerlat_history, has_timerlat};
 use rtlab_results::history::{HistoryDb, Resolution, StoredWindow};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -375,6 +376,30 @@ fn hostile_clients_cost_scrapes_not_memory_or_windows() {
     assert_eq!(history.sessions().unwrap()[0].end_reason.as_deref(), Some("signal"));
 }
 
+/// `-P timerlat`: on a kernel with the tracer (the PREEMPT_RT guest runs this too:
+/// tests/guest_kernels.rs) a history of the kernel's timerlat threads; without it (this
+/// host's kernel) exit 3, one line naming the kernels that have it, and no history.
+#[test]
+fn timerlat_monitors_the_kernels_tracer_or_refuses_before_touching_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h/monitor.db");
+    let output = Command::new(rtlab_path())
+        .args(["monitor", "-P", "timerlat", "-w", "2s", "-D", "4s", "-q", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if has_timerlat() {
+        assert!(output.status.success(), "{stderr}");
+        check_timerlat_history(&db, 2, 4);
+    } else {
+        assert_eq!(output.status.code(), Some(3), "{stderr}");
+        check_no_tracer_error(&stderr);
+        assert!(stderr.contains("the history was not touched"), "{stderr}");
+        assert!(!db.parent().unwrap().exists(), "nothing created");
+    }
+}
+
 #[test]
 fn bad_flags_get_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -391,6 +416,8 @@ fn bad_flags_get_one_line_and_exit_2() {
         vec!["--keep".into(), "1s".into()],
         vec!["--metrics-token-file".into(), "/nonexistent/token".into()],
         vec!["--db".into(), not_history.display().to_string()],
+        vec!["-P".into(), "timerlat".into(), "--interval".into(), "50us".into()],
+        vec!["-P".into(), "timerlat".into(), "--policy".into(), "other".into()],
     ];
     for case in cases {
         let mut command = Command::new(rtlab_path());

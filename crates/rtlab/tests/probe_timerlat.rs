@@ -5,21 +5,8 @@
 
 mod common;
 
-use common::timerlat::{check_no_tracer_error, check_timerlat_run};
+use common::timerlat::{check_no_tracer_error, check_timerlat_run, has_timerlat};
 use common::{euid, rtlab, run_json};
-
-/// Whether this kernel has the tracer (root or not: without root the real-run test says why
-/// and fails under CI=true).
-fn has_timerlat() -> bool {
-    let listed = ["/sys/kernel/tracing/available_tracers", "/sys/kernel/debug/tracing/available_tracers"]
-        .iter()
-        .find_map(|path| std::fs::read_to_string(path).ok());
-    match listed {
-        Some(tracers) => tracers.split_whitespace().any(|t| t == "timerlat"),
-        // tracefs not mounted: rtlab's own check mounts it (as root) and looks.
-        None => rtlab_sys::tracefs::timerlat::check_support().is_ok(),
-    }
-}
 
 #[test]
 fn without_the_tracer_the_run_exits_3_with_one_line_and_writes_nothing() {

@@ -50,7 +50,7 @@ pub fn render(totals: &MonitorTotals, flavour: Flavour) -> String {
         "rtlab_latency_seconds",
         "histogram",
         Some("seconds"),
-        "Samples since the monitor started, per metric and CPU (timer.latency: wake-up minus programmed expiry; timer.jitter: period jitter).",
+        "Samples since the monitor started, per metric and CPU (timer.latency: wake-up minus programmed expiry; timer.jitter: period jitter; timerlat.thread, timerlat.irq: latency of the kernel's timerlat thread and of its timer IRQ).",
     );
     for s in &totals.series {
         let mut cumulative = 0u64;

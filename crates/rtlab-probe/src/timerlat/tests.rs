@@ -150,7 +150,8 @@ fn a_kernel_without_the_tracer_is_an_environment_error_naming_the_kernels_that_h
     let e = TimerlatProbe::new(TimerlatProbeConfig {
         cpus: vec![0],
         period_ns: DEFAULT_PERIOD_NS,
-        budget: Budget::Duration { ns: 1_000_000_000 },
+        budget: Some(Budget::Duration { ns: 1_000_000_000 }),
+        tap: None,
         histogram_max_ns: 1_000_000_000,
         thread_priority: None,
     })
@@ -165,7 +166,8 @@ fn periods_the_tracer_refuses_are_configuration_errors() {
         let e = TimerlatProbe::new(TimerlatProbeConfig {
             cpus: vec![0],
             period_ns,
-            budget: Budget::Duration { ns: 1_000_000_000 },
+            budget: Some(Budget::Duration { ns: 1_000_000_000 }),
+            tap: None,
             histogram_max_ns: 1_000_000_000,
             thread_priority: None,
         })
@@ -191,4 +193,113 @@ fn a_first_thread_record_is_an_activation_tracing_started_in_not_a_loss() {
     assert_eq!(c.thread_records(), 3);
     let out = r.finish(&[RingStats { cpu: 0, overrun: 0, dropped: 0 }], &[]);
     assert_eq!(out[0].lost, 0, "neither is a missing thread record");
+}
+
+/// What a tap received of `metric`: the samples' (expiry, latency) and the missing ones.
+fn tapped_by_metric(chunks: &[TappedSamples], metric: &str) -> (Vec<(u64, i64)>, Vec<Unrecorded>) {
+    let mut samples = Vec::new();
+    let mut unrecorded = Vec::new();
+    for chunk in chunks.iter().filter(|c| c.metric == metric) {
+        samples.extend(chunk.samples.iter().map(|s| (s.expected_ns, s.value_ns)));
+        unrecorded.extend(chunk.unrecorded.iter().copied());
+    }
+    (samples, unrecorded)
+}
+
+#[test]
+fn the_tap_gets_every_record_at_its_expiry_and_every_missing_activation() {
+    const MS: u64 = 1_000_000;
+    let (tap, receiver) = SampleTap::new();
+    let mut r = records(&[0]).with_tap(tap);
+    let feed = |r: &mut TimerlatRecords, e: KernelEvent| r.take(e.cpu, &e).unwrap();
+    // Expiries at 100, 101, ... ms. 1: paired. 2: its thread record lost. 3: its irq record
+    // lost, the thread 2.5 periods late (two periods skipped). 4, 5: no record. 6: paired.
+    // 7: irq only, tracing stopped.
+    feed(&mut r, event(0, 100 * MS + 5_000, 1, TIMERLAT_IRQ, 5_000));
+    feed(&mut r, event(0, 100 * MS + 9_000, 1, TIMERLAT_THREAD, 9_000));
+    feed(&mut r, event(0, 101 * MS + 4_000, 2, TIMERLAT_IRQ, 4_000));
+    r.deliver();
+    feed(&mut r, event(0, 102 * MS + 2_500_000, 3, TIMERLAT_THREAD, 2_500_000));
+    feed(&mut r, event(0, 108 * MS + 3_000, 6, TIMERLAT_IRQ, 3_000));
+    feed(&mut r, event(0, 108 * MS + 7_000, 6, TIMERLAT_THREAD, 7_000));
+    feed(&mut r, event(0, 109 * MS + 3_000, 7, TIMERLAT_IRQ, 3_000));
+    r.deliver();
+    r.deliver(); // nothing new: no empty chunk
+    let chunks: Vec<TappedSamples> = receiver.try_iter().collect();
+    assert_eq!(chunks.len(), 4, "thread and irq, twice: {chunks:?}");
+    let lost = |expected_ns, lost| Unrecorded { expected_ns, lost, overruns: 0 };
+
+    let (thread, thread_missing) = tapped_by_metric(&chunks, "timerlat.thread");
+    assert_eq!(thread, [(100 * MS, 9_000), (102 * MS, 2_500_000), (108 * MS, 7_000)]);
+    assert_eq!(
+        thread_missing,
+        [
+            lost(101 * MS, 1),                                          // 2's thread record
+            Unrecorded { expected_ns: 103 * MS, lost: 0, overruns: 2 }, // after 3's late wake-up
+            lost(103 * MS, 2),                                          // 4 and 5
+        ]
+    );
+    let (irq, irq_missing) = tapped_by_metric(&chunks, "timerlat.irq");
+    assert_eq!(irq, [(100 * MS, 5_000), (101 * MS, 4_000), (108 * MS, 3_000), (109 * MS, 3_000)]);
+    assert_eq!(irq_missing, [lost(102 * MS, 1), lost(103 * MS, 2)]);
+
+    // The same as the run's counts.
+    let counts = r.counts(0).unwrap();
+    assert_eq!(thread.len() as u64, counts.thread_records());
+    assert_eq!(thread_missing.iter().map(|u| u.lost).sum::<u64>(), counts.thread_lost());
+    assert_eq!(thread_missing.iter().map(|u| u.overruns).sum::<u64>(), counts.skipped_periods);
+    // The last irq record waits for its thread record: a sample all the same.
+    assert_eq!(irq.len() as u64, counts.irq_records() + 1);
+    assert_eq!(irq_missing.iter().map(|u| u.lost).sum::<u64>(), counts.thread_without_irq + counts.no_record);
+}
+
+/// The recorded RT-kernel pages, through the tap into a monitor's windows: every record is
+/// in exactly one window, and nothing is missing (the recording lost nothing).
+#[test]
+fn recorded_records_land_in_windows_and_add_up() {
+    use crate::windows::{WindowAggregator, WindowSource};
+    for cpu in [0u32, 1] {
+        let events = recorded_events(cpu);
+        let (tap, receiver) = SampleTap::new();
+        let mut r = records(&[cpu as usize]).with_tap(tap);
+        for chunk in events.chunks(100) {
+            for e in chunk {
+                r.take(cpu, e).unwrap();
+            }
+            r.deliver();
+        }
+        let first_ts = events.iter().map(|e| e.ts_ns).min().unwrap();
+        let last_ts = events.iter().map(|e| e.ts_ns).max().unwrap();
+        // 1 s windows from 1 s before the first record.
+        let start = first_ts - 1_000_000_000;
+        let mut agg = WindowAggregator::new(
+            WindowSource::Timerlat,
+            &[cpu as usize],
+            1_000_000,
+            1_000_000_000,
+            10_000_000_000,
+            start,
+            0,
+        );
+        for chunk in receiver.try_iter() {
+            agg.add(&chunk);
+        }
+        let windows = agg.close_all(last_ts + 1, &|_| "idle".to_string());
+        let sum = |metric: &str, f: &dyn Fn(&rtlab_results::history::WindowMetric) -> u64| -> u64 {
+            windows.iter().flat_map(|w| &w.record.metrics).filter(|m| m.metric == metric).map(f).sum()
+        };
+        let counts = r.counts(cpu as usize).unwrap();
+        assert_eq!(sum("timerlat.thread", &|m| m.moments.count), counts.thread_records(), "cpu{cpu}");
+        let in_flight = u64::from(r.cpus[0].pending_irq.is_some());
+        assert_eq!(sum("timerlat.irq", &|m| m.moments.count), counts.irq_records() + in_flight, "cpu{cpu}");
+        assert_eq!(sum("timerlat.thread", &|m| m.lost + m.overruns), counts.thread_lost() + counts.skipped_periods);
+        assert_eq!(sum("timerlat.irq", &|m| m.lost), 0, "cpu{cpu}");
+        assert_eq!((agg.late(), agg.beyond_end()), (0, 0));
+        // Every window's exposition buckets hold its samples.
+        for w in &windows {
+            for (m, buckets) in w.record.metrics.iter().zip(&w.buckets) {
+                assert_eq!(buckets.iter().sum::<u64>(), m.moments.count);
+            }
+        }
+    }
 }

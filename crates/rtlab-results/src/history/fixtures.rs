@@ -26,6 +26,7 @@ pub fn host(kernel: &str) -> SystemInfo {
 pub fn settings(command_line: &[&str]) -> MonitorSettings {
     MonitorSettings {
         rtlab_version: "0.1.0".into(),
+        probe: "timer".into(),
         command_line: command_line.iter().map(|s| s.to_string()).collect(),
         interval_ns: 1_000_000,
         window_ns: 60_000_000_000,

@@ -270,6 +270,16 @@ pub fn run_of_rows(
         });
     }
 
+    // The probes the windows hold ("timer", "timerlat"), in their order.
+    let mut probes: Vec<String> = Vec::new();
+    for m in &measurements {
+        if !probes.contains(&m.probe) {
+            probes.push(m.probe.clone());
+        }
+    }
+    if probes.is_empty() {
+        probes.push(session.settings.probe.clone());
+    }
     let shown = TimeRange::new(Some(start_ns), Some(end_ns));
     let mut notes = vec![format!(
         "Read from the monitor history {source}: {} row{} from {} UTC (asked: {}), session{} {}.",
@@ -330,7 +340,7 @@ pub fn run_of_rows(
         },
         host: session.host.clone(),
         experiment: Experiment {
-            probes: vec!["timer".into()],
+            probes,
             interval_ns: settings.interval_ns.max(1),
             policy,
             priority: settings.priority,

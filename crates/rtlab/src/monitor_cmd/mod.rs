@@ -1,11 +1,12 @@
 //! `rtlab monitor`: `rtlab run` that never ends (docs/monitor.md).
 //!
-//! Lifecycle: check the arguments, open (or create) the history and check its integrity,
-//! listen (with --listen), take the real-time conditions, start the timer probe with its
-//! samples tapped, open a session; then, on this non-real-time thread, cut the tapped
-//! samples into windows, commit each closed window in one transaction, update the
-//! exposition, switch the load phases; at SIGINT/SIGTERM or --duration, stop the probe,
-//! close the open window, end the session, and restore every setting.
+//! Lifecycle: check the arguments (and, with `-P timerlat`, that the kernel has the tracer),
+//! open (or create) the history and check its integrity, listen (with --listen), take the
+//! real-time conditions, start the probe (rtlab's timer probe, or the kernel's timerlat
+//! tracer) with its samples tapped, open a session; then, on this non-real-time thread, cut
+//! the tapped samples into windows, commit each closed window in one transaction, update
+//! the exposition, switch the load phases; at SIGINT/SIGTERM or --duration, stop the probe,
+//! close the open window, end the session, and restore every setting (the tracer's too).
 
 mod plan;
 mod server;
@@ -18,8 +19,9 @@ use anyhow::Context;
 use rtlab_load::host::LoadHost;
 use rtlab_probe::raw::SampleTap;
 use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
-use rtlab_probe::windows::{ClosedWindow, WindowAggregator, LATENCY};
-use rtlab_probe::{ClockKind, Probe};
+use rtlab_probe::timerlat::{TimerlatProbe, TimerlatProbeConfig};
+use rtlab_probe::windows::{ClosedWindow, WindowAggregator, WindowSource};
+use rtlab_probe::{ClockKind, Probe, ProbeError};
 use rtlab_results::history::{HistoryDb, MonitorSettings, Retention};
 use rtlab_results::monitor::MonitorTotals;
 use rtlab_sys::activity::{activity_between, ActivitySnapshot};
@@ -35,6 +37,25 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     let host = rtlab_sys::sysinfo::collect();
     let plan = MonitorPlan::from_args(args, &host.online_cpus)?;
     let stop = crate::runner::stop_on_signals()?;
+    let (tap, tapped) = SampleTap::new();
+    // The probe takes the only sender: the end of its samples is the end of the channel.
+    let mut tap = Some(tap);
+    // The kernel's tracer is looked for before the history is touched: on a kernel without
+    // it nothing changes.
+    let timerlat = match plan.source {
+        WindowSource::Timerlat => Some(
+            TimerlatProbe::new(TimerlatProbeConfig {
+                cpus: plan.cpus.clone(),
+                period_ns: plan.interval_ns,
+                budget: None,
+                histogram_max_ns: plan.histogram_max_ns,
+                thread_priority: plan.timerlat_priority,
+                tap: tap.take(),
+            })
+            .map_err(|e| probe_error(e, "timerlat"))?,
+        ),
+        WindowSource::Timer => None,
+    };
 
     // One monitor per history: two would interleave their sessions and windows.
     let _db_lock = lock_history(&plan.db)?;
@@ -51,25 +72,10 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     };
 
     let conditions = crate::runner::realtime_conditions(plan.policy, plan.priority, plan.dma_latency, false);
-    let (tap, tapped) = SampleTap::new();
-    let probe = TimerProbe::new(TimerConfig {
-        cpus: plan.cpus.clone(),
-        interval_ns: plan.interval_ns,
-        warmup: 0,
-        end: EndCondition::Never,
-        histogram_max_ns: plan.histogram_max_ns,
-        raw_dir: None,
-        raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
-        clock: ClockKind::Monotonic,
-        setup: conditions.setup,
-        name: "timer",
-        split_tap: Some(tap),
-    })
-    .map_err(|e| environment(format!("cannot prepare the timer probe: {e}")))?;
-
-    let settings = MonitorSettings {
+    let mut settings = MonitorSettings {
         rtlab_version: crate::cli::VERSION.to_string(),
         command_line: std::env::args().collect(),
+        probe: "timer".into(),
         interval_ns: plan.interval_ns,
         window_ns: plan.window_ns,
         cpus: plan.cpus.clone(),
@@ -80,6 +86,38 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         real_time: conditions.status.real_time_results,
         notes: conditions.status.notes.clone(),
     };
+    let probe: Box<dyn Probe> = match timerlat {
+        Some(probe) => {
+            // The kernel's threads measure: their policy is the session's, whatever rtlab's
+            // own threads could get.
+            let priority = plan.timerlat_priority.unwrap_or(TIMERLAT_KERNEL_PRIORITY);
+            settings.probe = "timerlat".into();
+            settings.policy = rtlab_results::host::Policy::Fifo;
+            settings.priority = priority;
+            settings.real_time = true;
+            settings.notes.push(format!(
+                "the kernel's timerlat threads measured, at SCHED_FIFO {priority}{}.",
+                if plan.timerlat_priority.is_some() { " (set by rtlab)" } else { " (the kernel's default)" }
+            ));
+            Box::new(probe)
+        }
+        None => Box::new(
+            TimerProbe::new(TimerConfig {
+                cpus: plan.cpus.clone(),
+                interval_ns: plan.interval_ns,
+                warmup: 0,
+                end: EndCondition::Never,
+                histogram_max_ns: plan.histogram_max_ns,
+                raw_dir: None,
+                raw_ring_capacity: rtlab_probe::raw::DEFAULT_RING_CAPACITY,
+                clock: ClockKind::Monotonic,
+                setup: conditions.setup,
+                name: "timer",
+                split_tap: tap.take(),
+            })
+            .map_err(|e| environment(format!("cannot prepare the timer probe: {e}")))?,
+        ),
+    };
     let (unix_at_start, mono_at_start) = clocks_now();
     let session = db.begin_session(&host, &settings, unix_at_start).map_err(|e| environment(format!("--db: {e}")))?;
     print_start(&plan, &db, &session, server.as_ref().map(|s| s.address));
@@ -88,6 +126,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     }
 
     let mut aggregator = WindowAggregator::new(
+        plan.source,
         &plan.cpus,
         plan.interval_ns,
         plan.window_ns,
@@ -101,7 +140,7 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     let probe_stop = stop.clone();
     let probe_thread = std::thread::Builder::new()
         .name("rtlab-monitor-probe".into())
-        .spawn(move || Box::new(probe).run(probe_stop))
+        .spawn(move || probe.run(probe_stop))
         .context("cannot start the measuring threads")?;
 
     let mut state = Monitoring {
@@ -170,6 +209,19 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         plan.db.display()
     ));
     Ok(crate::errors::EXIT_OK)
+}
+
+/// The kernel's own SCHED_FIFO priority for its timerlat threads (kernel/trace/trace_osnoise.c).
+const TIMERLAT_KERNEL_PRIORITY: i32 = 95;
+
+/// A probe that cannot start: a kernel without what it needs is an environment error
+/// (exit 3), a setting it refuses a usage error (exit 2).
+fn probe_error(e: ProbeError, probe: &str) -> anyhow::Error {
+    match e {
+        ProbeError::Config(why) => usage(format!("--probe {probe}: {why}")),
+        e @ ProbeError::Unavailable { .. } => environment(format!("{e}; the history was not touched")),
+        other => environment(format!("probe {probe}: {other}; the history was not touched")),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,7 +372,7 @@ impl Monitoring<'_> {
             .map_err(|e| environment(format!("--db: cannot save a window: {e}; the windows before it are saved")))?;
         self.totals.lock().unwrap_or_else(|p| p.into_inner()).add_window(&window.record, &window.buckets);
         if !self.plan.quiet {
-            say(&window_line(&window));
+            say(&window_line(&window, self.plan.source));
         }
         Ok(())
     }
@@ -340,7 +392,8 @@ fn print_start(
     listening: Option<std::net::SocketAddr>,
 ) {
     let mut line = format!(
-        "rtlab monitor: {} µs period on CPUs {}, a window every {}; history {} (session {})",
+        "rtlab monitor: {}{} µs period on CPUs {}, a window every {}; history {} (session {})",
+        if plan.source == WindowSource::Timerlat { "the kernel's timerlat tracer, " } else { "" },
         plan.interval_ns as f64 / 1000.0,
         plan.cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
         rtlab_analysis::units::format_period(plan.window_ns as i64),
@@ -359,12 +412,14 @@ fn print_start(
     say(&line);
 }
 
-/// "22:41:00  idle    max µs cpu0 45.2 cpu1 38.0  samples 120000  overruns 0  lost 0".
-fn window_line(window: &ClosedWindow) -> String {
+/// "22:41:00  idle    max µs cpu0 45.2 cpu1 38.0  samples 120000  overruns 0  lost 0", of
+/// the source's main metric (named when it is not the timer probe's).
+fn window_line(window: &ClosedWindow, source: WindowSource) -> String {
     let r = &window.record;
     let time =
         chrono::DateTime::from_timestamp_nanos(r.end_ns).with_timezone(&chrono::Local).format("%Y-%m-%d %H:%M:%S");
-    let latency: Vec<_> = r.metrics.iter().filter(|m| m.metric == LATENCY).collect();
+    let main = source.main_metric();
+    let latency: Vec<_> = r.metrics.iter().filter(|m| m.metric == main).collect();
     let maxima = latency
         .iter()
         .map(|m| match m.moments.count {
@@ -376,5 +431,6 @@ fn window_line(window: &ClosedWindow) -> String {
     let samples: u64 = latency.iter().map(|m| m.moments.count).sum();
     let overruns: u64 = latency.iter().map(|m| m.overruns).sum();
     let lost: u64 = latency.iter().map(|m| m.lost).sum();
-    format!("{time}  {:<8} max µs: {maxima}   samples {samples}  overruns {overruns}  lost {lost}", r.phase)
+    let named = if source == WindowSource::Timer { String::new() } else { format!("{main} ") };
+    format!("{time}  {:<8} {named}max µs: {maxima}   samples {samples}  overruns {overruns}  lost {lost}", r.phase)
 }

@@ -1,9 +1,10 @@
 //! `rtlab monitor`'s arguments, checked before anything starts.
 
-use crate::cli::{MonitorArgs, PolicyArg};
+use crate::cli::{MonitorArgs, MonitorProbeArg, PolicyArg};
 use crate::errors::usage;
 use crate::plan_values::{parse_interval, resolve_cpus, DEFAULT_PRIORITY, MAX_RUN_NS};
 use rtlab_analysis::units::parse_time_ns;
+use rtlab_probe::windows::WindowSource;
 use rtlab_results::host::Policy;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +21,10 @@ pub struct Phase {
 #[derive(Debug, Clone)]
 pub struct MonitorPlan {
     pub db: PathBuf,
+    pub source: WindowSource,
+    /// `-P timerlat -p N`: the SCHED_FIFO priority of the kernel's timerlat threads (rtla
+    /// -P f:N); None keeps the kernel's own.
+    pub timerlat_priority: Option<i32>,
     pub window_ns: u64,
     pub interval_ns: u64,
     pub policy: Policy,
@@ -50,6 +55,24 @@ impl MonitorPlan {
         let interval_ns = parse_interval(&args.interval)?;
         if interval_ns > window_ns {
             return Err(usage(format!("--interval {} is longer than a window ({})", args.interval, args.window)));
+        }
+        let source = match args.probe {
+            MonitorProbeArg::Timer => WindowSource::Timer,
+            MonitorProbeArg::Timerlat => WindowSource::Timerlat,
+        };
+        if source == WindowSource::Timerlat {
+            // The kernel's limits, refused here rather than by the tracer's files.
+            if !rtlab_probe::timerlat::PERIOD_RANGE_NS.contains(&interval_ns) || !interval_ns.is_multiple_of(1_000) {
+                return Err(usage(format!(
+                    "--interval {}: the timerlat tracer's period is whole microseconds from 100us to 1s",
+                    args.interval
+                )));
+            }
+            if args.policy.is_some_and(|p| p != PolicyArg::Fifo) {
+                return Err(usage(
+                    "--policy: the kernel's timerlat threads run at SCHED_FIFO (-p sets their priority)",
+                ));
+            }
         }
         let policy = crate::experiment::policy_of(args.policy.unwrap_or(PolicyArg::Fifo));
         let priority = args.priority.unwrap_or(if policy.is_realtime() { DEFAULT_PRIORITY } else { 0 });
@@ -121,6 +144,8 @@ impl MonitorPlan {
         };
         Ok(Self {
             db: args.db.clone(),
+            source,
+            timerlat_priority: args.priority.filter(|_| source == WindowSource::Timerlat).map(|p| p as i32),
             window_ns,
             interval_ns,
             policy,
@@ -246,5 +271,22 @@ mod tests {
             assert!(plan(bad).is_err(), "{bad:?}");
         }
         assert_eq!(plan(&["--listen", "[::1]:9464"]).unwrap().listen.unwrap().port(), 9464);
+    }
+
+    #[test]
+    fn timerlat_takes_the_tracers_periods_and_sets_its_threads_priority_only_when_asked() {
+        let p = plan(&["-P", "timerlat"]).unwrap();
+        assert_eq!((p.source, p.timerlat_priority), (WindowSource::Timerlat, None));
+        assert_eq!(plan(&["-P", "timerlat", "-p", "80"]).unwrap().timerlat_priority, Some(80));
+        assert_eq!(plan(&["-p", "80"]).unwrap().timerlat_priority, None, "the timer probe's own threads");
+        for bad in [
+            &["-P", "timerlat", "-i", "50us"][..],
+            &["-P", "timerlat", "-i", "100500ns"],
+            &["-P", "timerlat", "--policy", "other"],
+            &["-P", "timerlat", "--policy", "rr"],
+        ] {
+            let e = plan(bad).unwrap_err();
+            assert_eq!(crate::errors::exit_code_of(&e), crate::errors::EXIT_USAGE, "{bad:?}: {e}");
+        }
     }
 }

@@ -64,6 +64,18 @@ for s in "$@"; do
             step timerlat 600 "$rtlab" run -P timerlat -D 10s -L idle -q -l "$(uname -r)-timerlat" -o "$out/timerlat"
             osnoise_state >"$out/osnoise-after"
             ;;
+        monitor-timerlat)
+            # The monitor with the kernel's tracer: three 2 s windows into a fresh history, kept
+            # in the guest's memory while it is written (SQLite's WAL maps a file shared, which
+            # 9p may not offer), then copied out when there is one.
+            osnoise_state >"$out/osnoise-before-monitor"
+            history=$(mktemp -d)
+            step monitor-timerlat 300 "$rtlab" monitor -P timerlat -w 2s -D 6s -q --db "$history/monitor.db"
+            if [ -e "$history/monitor.db" ]; then
+                mkdir -p "$out/monitor-timerlat" && cp "$history"/monitor.db* "$out/monitor-timerlat/"
+            fi
+            osnoise_state >"$out/osnoise-after-monitor"
+            ;;
         noise | noise:*)
             # noise:5s for another duration than 10 s.
             duration=${s#noise}
