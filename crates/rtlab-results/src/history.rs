@@ -370,6 +370,15 @@ impl HistoryDb {
                  PRAGMA cache_size = -256;",
             )
             .map_err(self.sql())?;
+        // SQLite answers an impossible mode by keeping the old one (a file system without
+        // shared memory maps): then a reader could block the writer, and a commit is not one
+        // append. Say so rather than run on without it.
+        let mode: String = self.conn.query_row("PRAGMA journal_mode", [], |row| row.get(0)).map_err(self.sql())?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(self.error(format!(
+                "its journal mode stayed {mode:?}: this file system does not offer SQLite's WAL mode; put the history on a local file system"
+            )));
+        }
         self.conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(self.sql())
     }
 

@@ -69,6 +69,10 @@ pub struct MonitorTotals {
     pub windows: u64,
     pub last_window_end_ns: Option<i64>,
     pub series: Vec<SeriesTotals>,
+    /// Closed windows the history has not stored yet (it could not: a full disk).
+    pub windows_unstored: u64,
+    /// Closed windows given up unstored (too many waited).
+    pub windows_dropped: u64,
 }
 
 impl MonitorTotals {
@@ -80,6 +84,8 @@ impl MonitorTotals {
             windows: 0,
             last_window_end_ns: None,
             series: Vec::new(),
+            windows_unstored: 0,
+            windows_dropped: 0,
         }
     }
 

@@ -6,6 +6,7 @@ mod common;
 
 use common::rtlab_path;
 use common::timerlat::{check_no_tracer_error, check_timerlat_history, has_timerlat};
+use common::tmpfs::{may_mount, Tmpfs};
 use rtlab_results::history::{HistoryDb, Resolution, StoredWindow};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -25,13 +26,17 @@ struct Monitor {
 
 impl Monitor {
     fn start(db: &Path, extra: &[&str]) -> Monitor {
+        Self::start_with_stderr(db, extra, Stdio::inherit())
+    }
+
+    fn start_with_stderr(db: &Path, extra: &[&str], stderr: Stdio) -> Monitor {
         let mut child = Command::new(rtlab_path())
             .args(["monitor", "--db"])
             .arg(db)
             .args(["--window", "1s", "-q"])
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("start rtlab monitor");
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -275,7 +280,7 @@ fn the_metrics_endpoint_is_read_only_authenticated_and_consistent() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("monitor.db");
     let token = dir.path().join("token");
-    std::fs::write(&token, "s3cret-token-for-the-test\n").unwrap();
+    common::write_secret(&token, "s3cret-token-for-the-test\n");
     let mut monitor = Monitor::start(
         &db,
         &["--listen", "127.0.0.1:0", "--metrics-token-file", token.to_str().unwrap(), "--interval", "500us"],
@@ -284,7 +289,7 @@ fn the_metrics_endpoint_is_read_only_authenticated_and_consistent() {
     assert!(address.ip().is_loopback());
     let auth = "Authorization: Bearer s3cret-token-for-the-test";
     assert_eq!(http(address, "GET", "/metrics", &[]).0, 401);
-    assert_eq!(http(address, "GET", "/metrics", &["Authorization: Bearer wrong-token-of-same-len"]).0, 401);
+    assert_eq!(http(address, "GET", "/metrics", &["Authorization: Bearer s3cret-token-for-the-tesT"]).0, 401);
     assert_eq!(http(address, "GET", "/healthz", &[auth]), (200, "ok\n".into()));
     assert_eq!(http(address, "POST", "/metrics", &[auth]).0, 405);
     assert_eq!(http(address, "DELETE", "/metrics", &[auth]).0, 405);
@@ -341,7 +346,7 @@ fn hostile_clients_cost_scrapes_not_memory_or_windows() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("monitor.db");
     let token = dir.path().join("token");
-    std::fs::write(&token, "another-test-token-0123456789\n").unwrap();
+    common::write_secret(&token, "another-test-token-0123456789\n");
     let mut monitor =
         Monitor::start(&db, &["--listen", "127.0.0.1:0", "--metrics-token-file", token.to_str().unwrap()]);
     let address = monitor.address.unwrap();
@@ -400,28 +405,46 @@ fn timerlat_monitors_the_kernels_tracer_or_refuses_before_touching_the_history()
     }
 }
 
+/// Each case is refused for its own reason (the flag it names), in one line, before
+/// anything is measured: the others are valid (1 s windows, 2 s).
 #[test]
 fn bad_flags_get_one_line_and_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
     let not_history = dir.path().join("other.db");
     std::fs::write(&not_history, "not sqlite at all, long enough to have a header................................................................").unwrap();
-    let cases: Vec<Vec<String>> = vec![
-        vec!["--window".into(), "10ms".into()],
-        vec!["--window".into(), "soon".into()],
-        vec!["--listen".into(), "0.0.0.0:9464".into()],
-        vec!["--listen".into(), "not-an-address".into()],
-        vec!["--schedule".into(), "idle:1500ms".into()],
-        vec!["--schedule".into(), "warp-drive:1m".into()],
-        vec!["--keep".into(), "1s".into()],
-        vec!["--metrics-token-file".into(), "/nonexistent/token".into()],
-        vec!["--db".into(), not_history.display().to_string()],
-        vec!["-P".into(), "timerlat".into(), "--interval".into(), "50us".into()],
-        vec!["-P".into(), "timerlat".into(), "--policy".into(), "other".into()],
+    let open_token = dir.path().join("open.token");
+    std::fs::write(&open_token, "a-token-everyone-can-read-0123\n").unwrap();
+    std::fs::set_permissions(&open_token, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = |p: &Path| p.display().to_string();
+    let mut cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--window".into(), "10ms".into()], "--window"),
+        (vec!["--window".into(), "soon".into()], "--window"),
+        (vec!["--listen".into(), "0.0.0.0:9464".into()], "--listen"),
+        (vec!["--listen".into(), "not-an-address".into()], "--listen"),
+        (vec!["--schedule".into(), "idle:1500ms".into()], "--schedule"),
+        (vec!["--schedule".into(), "warp-drive:1m".into()], "--schedule"),
+        (vec!["--keep".into(), "500ms".into()], "--keep"),
+        (vec!["--metrics-token-file".into(), "/nonexistent/token".into()], "--metrics-token-file"),
+        (vec!["--metrics-token-file".into(), path(&open_token)], "chmod 600"),
+        (vec!["--db".into(), path(&not_history)], "--db"),
+        (vec!["-P".into(), "timerlat".into(), "--interval".into(), "50us".into()], "--interval"),
+        (vec!["-P".into(), "timerlat".into(), "--policy".into(), "other".into()], "--policy"),
     ];
-    for case in cases {
+    let foreign_token = dir.path().join("foreign.token");
+    if common::euid() == 0 {
+        // Root can give the file away: a token another user could rewrite.
+        common::write_secret(&foreign_token, "a-token-of-another-user-0123\n");
+        std::os::unix::fs::chown(&foreign_token, Some(65534), None).unwrap();
+        cases.push((vec!["--metrics-token-file".into(), path(&foreign_token)], "owned by uid 65534"));
+    }
+    for (case, names) in cases {
         let mut command = Command::new(rtlab_path());
         command.args(["monitor", "--duration", "2s"]);
+        if !case.contains(&"--window".to_string()) {
+            command.args(["--window", "1s"]);
+        }
         if !case.contains(&"--db".to_string()) {
             command.arg("--db").arg(&db);
         }
@@ -430,7 +453,79 @@ fn bad_flags_get_one_line_and_exit_2() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{case:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{case:?}: {stderr}");
+        assert!(stderr.contains(names), "{case:?} is refused for its own reason: {stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     assert!(!db.exists() || windows(&db).is_empty(), "nothing was measured");
+}
+
+/// Polls the exposition until `metric` satisfies `wanted` (at most 30 s); its last value.
+fn wait_for_metric(address: SocketAddr, metric: &str, wanted: impl Fn(f64) -> bool) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = http(address, "GET", "/metrics", &[]);
+        assert_eq!(status, 200, "the monitor serves throughout");
+        let value = sample(&body, metric).unwrap_or_else(|| panic!("{metric} in {body}"));
+        if wanted(value) {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{metric} stayed at {value} for 30 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A history on a file system that fills up: the monitor goes on measuring and serving,
+/// holds the windows it cannot store and says how many, and stores them, in order, when
+/// space returns. A real 4 MiB tmpfs, filled by a file (root: CI runs as root).
+#[test]
+fn a_full_disk_holds_windows_back_and_stores_them_when_space_returns() {
+    if !may_mount() {
+        return;
+    }
+    let fs = Tmpfs::mount("4m");
+    let db = fs.path().join("monitor.db");
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut monitor = Monitor::start_with_stderr(
+        &db,
+        &["--listen", "127.0.0.1:0", "--interval", "2ms"],
+        Stdio::from(log.reopen().unwrap()),
+    );
+    let address = monitor.address.unwrap();
+    wait_for_windows(&db, 2);
+
+    // Fill the file system to the last byte.
+    let filler_path = fs.path().join("filler");
+    let mut filler = std::fs::File::create(&filler_path).unwrap();
+    let chunk = vec![0xA5u8; 16 * 1024];
+    while filler.write_all(&chunk).is_ok() {}
+    while filler.write_all(&chunk[..512]).is_ok() {}
+    while filler.write_all(&[0]).is_ok() {}
+    drop(filler);
+    let unstored = wait_for_metric(address, "rtlab_windows_unstored ", |v| v >= 3.0);
+    assert!(unstored >= 3.0);
+    let stored_while_full = windows(&db).len();
+
+    // Space returns: what waited is stored.
+    std::fs::remove_file(&filler_path).unwrap();
+    wait_for_metric(address, "rtlab_windows_unstored ", |v| v == 0.0);
+    let (_, body) = http(address, "GET", "/metrics", &[]);
+    assert_eq!(sample(&body, "rtlab_windows_dropped_total "), Some(0.0));
+    assert_eq!(monitor.signal("TERM").code(), Some(0), "every window stored in the end");
+
+    let history = HistoryDb::open_existing(&db).unwrap();
+    history.integrity_check().unwrap();
+    let stored = history.windows(None, None).unwrap();
+    assert!(
+        stored.len() >= stored_while_full + 3,
+        "{} windows, {stored_while_full} before space returned",
+        stored.len()
+    );
+    check_windows(&stored, history.sessions().unwrap()[0].settings.cpus.len());
+    // In order and without a hole: each window starts where the one before ended.
+    for pair in stored.windows(2) {
+        assert_eq!(pair[0].record.end_ns, pair[1].record.start_ns);
+    }
+    let stderr = std::fs::read_to_string(log.path()).unwrap();
+    assert!(stderr.contains("cannot store a window"), "{stderr}");
+    assert!(stderr.contains("storing again; every window held back is stored"), "{stderr}");
 }

@@ -81,7 +81,7 @@ fn prometheus_sees_what_the_history_holds() {
     let dir = tempfile::tempdir().unwrap();
     let token_text = "a-token-only-prometheus-knows";
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{token_text}\n")).unwrap();
+    common::write_secret(&token, &format!("{token_text}\n"));
     let mut boards: Vec<(String, Monitor)> = ["a", "b"]
         .iter()
         .map(|name| {

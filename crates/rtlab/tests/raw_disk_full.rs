@@ -5,53 +5,9 @@
 
 mod common;
 
-use common::{euid, measurements, rtlab, run_json, u};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// A tmpfs of `size` mounted on a fresh temporary directory, unmounted on drop (also when
-/// the test fails).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .expect("mount runs");
-        assert!(status.success(), "mount -t tmpfs -o size={size} tmpfs {} failed", dir.path().display());
-        Tmpfs { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount").arg(self.dir.path()).status().is_ok_and(|s| s.success());
-        if !unmounted {
-            // Still busy (a process of a failed run): detach it now, it goes when freed.
-            let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
-        }
-    }
-}
-
-/// Root, or a reason to skip; with CI=true a missing privilege fails the test instead.
-fn may_mount() -> bool {
-    if euid() == 0 {
-        return true;
-    }
-    let why = "needs root to mount a 2 MiB tmpfs";
-    assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "{why}, and CI=true: this test must run in CI");
-    eprintln!("skipped: {why}");
-    false
-}
+use common::tmpfs::{may_mount, Tmpfs};
+use common::{measurements, rtlab, run_json, u};
+use std::path::PathBuf;
 
 #[test]
 fn raw_samples_stop_before_the_file_system_is_full_and_the_run_is_saved() {

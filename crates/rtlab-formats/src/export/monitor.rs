@@ -105,6 +105,22 @@ pub fn render(totals: &MonitorTotals, flavour: Flavour) -> String {
     let _ = writeln!(out, "rtlab_windows_total {}", totals.windows);
     family(
         &mut out,
+        "rtlab_windows_unstored",
+        "gauge",
+        None,
+        "Closed windows waiting in memory because the history cannot store them (a full disk).",
+    );
+    let _ = writeln!(out, "rtlab_windows_unstored {}", totals.windows_unstored);
+    family(
+        &mut out,
+        "rtlab_windows_dropped",
+        "counter",
+        None,
+        "Closed windows given up unstored because too many waited.",
+    );
+    let _ = writeln!(out, "rtlab_windows_dropped_total {}", totals.windows_dropped);
+    family(
+        &mut out,
         "rtlab_last_window_end_timestamp_seconds",
         "gauge",
         None,

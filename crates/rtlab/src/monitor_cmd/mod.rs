@@ -32,6 +32,9 @@ use std::time::Duration;
 
 /// How often the history is thinned (and once at the start).
 const THIN_EVERY_NS: u64 = 3_600_000_000_000;
+/// Closed windows held in memory while the history cannot store them (a full disk): a day
+/// of one-minute windows, a few MiB. Beyond it the oldest go, counted.
+const MAX_UNSTORED_WINDOWS: usize = 1_440;
 
 pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     let host = rtlab_sys::sysinfo::collect();
@@ -153,6 +156,9 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
         load: None,
         retention: Retention::keeping(plan.keep_ns).windows_for(plan.keep_windows_ns),
         next_thin_mono: mono_at_start,
+        unstored: std::collections::VecDeque::new(),
+        dropped: 0,
+        storing_fails: None,
     };
     let phase_of = |i: u64| plan.phase_of(i).name.clone();
     let outcome = state.watch(&mut aggregator, &tapped, &stop, mono_at_start, &phase_of);
@@ -168,10 +174,20 @@ pub fn cmd_monitor(args: &MonitorArgs) -> anyhow::Result<u8> {
     let mut outcome = outcome;
     if outcome.is_ok() {
         for window in aggregator.close_all(mono_at_stop, &phase_of) {
-            if let Err(e) = state.commit(window) {
-                outcome = Err(e);
-                break;
-            }
+            state.commit(window);
+        }
+        // Whatever the history still could not take is lost with the process: say so.
+        if let Some(why) = &state.storing_fails {
+            outcome = Err(environment(format!(
+                "--db: {} closed windows could not be stored ({why}){}; the windows before them are saved",
+                state.unstored.len(),
+                if state.dropped > 0 { format!(", and {} were dropped before", state.dropped) } else { String::new() }
+            )));
+        } else if state.dropped > 0 {
+            outcome = Err(environment(format!(
+                "--db: {} windows were dropped while the history could not store them (more than {MAX_UNSTORED_WINDOWS} waited); every other window is saved",
+                state.dropped
+            )));
         }
     }
     state.stop_load();
@@ -277,6 +293,12 @@ struct Monitoring<'a> {
     load: Option<(String, LoadHost)>,
     retention: Retention,
     next_thin_mono: u64,
+    /// Closed windows the history could not store yet, oldest first (served all the same).
+    unstored: std::collections::VecDeque<rtlab_results::history::WindowRecord>,
+    /// Windows that left `unstored` unstored when it was full.
+    dropped: u64,
+    /// Why storing fails, while it does.
+    storing_fails: Option<String>,
 }
 
 impl Monitoring<'_> {
@@ -305,11 +327,14 @@ impl Monitoring<'_> {
             self.take_activity(current);
             self.follow_schedule(current);
             for window in aggregator.close_ready(now, phase_of) {
-                self.commit(window)?;
+                self.commit(window);
             }
             if now >= self.next_thin_mono {
                 let (unix, _) = clocks_now();
-                self.db.thin(unix, &self.retention).map_err(|e| environment(format!("--db: {e}")))?;
+                // Thinning only saves space: a history that cannot take it now gets it next time.
+                if let Err(e) = self.db.thin(unix, &self.retention) {
+                    eprintln!("rtlab: warning: --db: thinning the history failed ({e}); tried again in an hour");
+                }
                 self.next_thin_mono = now + THIN_EVERY_NS;
             }
             if stop.load(Ordering::SeqCst) {
@@ -361,20 +386,56 @@ impl Monitoring<'_> {
         }
     }
 
-    /// Commits a closed window (one transaction), then shows it to Prometheus.
-    fn commit(&mut self, mut window: ClosedWindow) -> anyhow::Result<()> {
+    /// Shows a closed window to Prometheus and on stdout, and stores it (one transaction).
+    /// A history that cannot take it (a full disk) does not stop the monitor: the window
+    /// waits in memory with the others, in order, and they are stored when it can.
+    fn commit(&mut self, mut window: ClosedWindow) {
         if let (Some(a), Some(b)) = (self.activity.get(&window.index), self.activity.get(&(window.index + 1))) {
             window.record.activity = Some(activity_between(a, b));
         }
         self.activity.retain(|&i, _| i > window.index);
-        self.db
-            .append_window(self.session_id, &window.record)
-            .map_err(|e| environment(format!("--db: cannot save a window: {e}; the windows before it are saved")))?;
-        self.totals.lock().unwrap_or_else(|p| p.into_inner()).add_window(&window.record, &window.buckets);
         if !self.plan.quiet {
             say(&window_line(&window, self.plan.source));
         }
-        Ok(())
+        let mut totals = self.totals.lock().unwrap_or_else(|p| p.into_inner());
+        totals.add_window(&window.record, &window.buckets);
+        drop(totals);
+        self.unstored.push_back(window.record);
+        if self.unstored.len() > MAX_UNSTORED_WINDOWS {
+            self.unstored.pop_front();
+            self.dropped += 1;
+        }
+        self.store_unstored();
+    }
+
+    /// Stores the windows waiting, oldest first, until one fails.
+    fn store_unstored(&mut self) {
+        while let Some(record) = self.unstored.front() {
+            match self.db.append_window(self.session_id, record) {
+                Ok(_) => {
+                    self.unstored.pop_front();
+                }
+                Err(e) => {
+                    if self.storing_fails.is_none() {
+                        eprintln!(
+                            "rtlab: warning: --db: cannot store a window ({e}); measuring and serving go on, and the windows wait in memory (up to {MAX_UNSTORED_WINDOWS}) until the history can take them"
+                        );
+                    }
+                    self.storing_fails = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if self.unstored.is_empty() && self.storing_fails.take().is_some() {
+            let dropped = match self.dropped {
+                0 => String::new(),
+                n => format!(" but {n} dropped while the backlog was full"),
+            };
+            eprintln!("rtlab: note: --db: storing again; every window held back is stored{dropped}");
+        }
+        let mut totals = self.totals.lock().unwrap_or_else(|p| p.into_inner());
+        totals.windows_unstored = self.unstored.len() as u64;
+        totals.windows_dropped = self.dropped;
     }
 }
 

@@ -219,8 +219,33 @@ fn answer(head: &Head, token: Option<&str>, totals: &Mutex<MonitorTotals>) -> (u
     }
 }
 
-/// Compares without stopping at the first difference, so the time taken does not tell how
-/// much of a guess was right.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+/// Compares a presented secret with the token in a time that depends on the presented
+/// length only: no stop at the first difference (the time would tell how much of a guess
+/// was right) and none at a length mismatch (it would tell the token's length).
+fn same_secret(presented: &[u8], token: &[u8]) -> bool {
+    if token.is_empty() {
+        return false;
+    }
+    let mut diff = (presented.len() ^ token.len()) as u64;
+    for (i, byte) in presented.iter().enumerate() {
+        diff |= u64::from(byte ^ token[i % token.len()]);
+    }
+    // Keeps the compiler from turning the loop back into an early exit.
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn secrets_match_only_whole() {
+        let token = b"s3cret-token-for-the-test";
+        assert!(same_secret(token, token));
+        assert!(!same_secret(b"s3cret-token-for-the-tesT", token), "same length, last byte differs");
+        assert!(!same_secret(b"s3cret-token-for-the-tes", token), "a prefix");
+        assert!(!same_secret(b"s3cret-token-for-the-tests3cret-token-for-the-test", token), "the token twice");
+        assert!(!same_secret(b"", token));
+        assert!(!same_secret(b"", b""), "no token matches nothing");
+    }
 }

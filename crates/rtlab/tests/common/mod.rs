@@ -10,6 +10,7 @@ pub mod netns;
 pub mod noise;
 pub mod prometheus;
 pub mod timerlat;
+pub mod tmpfs;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,14 @@ pub fn euid() -> u32 {
 }
 
 /// The repository root (suites/, examples/, the other crates' fixtures).
+/// Writes a secret only its owner may read or change (mode 0600), as the monitor's token
+/// file must be.
+pub fn write_secret(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
