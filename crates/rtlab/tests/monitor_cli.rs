@@ -366,6 +366,16 @@ fn hostile_clients_cost_scrapes_not_memory_or_windows() {
     let idle: Vec<TcpStream> = (0..60).filter_map(|_| TcpStream::connect(address).ok()).collect();
     let during = threads_of(monitor.child.as_ref().unwrap());
     assert!(during <= threads, "{during} threads while {} connections idle, {threads} before", idle.len());
+    // A scrape behind them waits, but not without bound: each of the eight workers gives a
+    // silent connection at most the 1 s head deadline, so 60 of them delay it by at most
+    // ⌈60 / 8⌉ s (plus scheduling on this loaded 2-CPU machine).
+    let started = Instant::now();
+    let (status, _) = http(address, "GET", "/metrics", &[auth]);
+    let delay = started.elapsed();
+    assert_eq!(status, 200);
+    let bound = Duration::from_secs((idle.len() as u64).div_ceil(8) + 3);
+    assert!(delay <= bound, "a scrape behind {} held connections took {delay:?} (bound {bound:?})", idle.len());
+    eprintln!("a scrape behind {} held connections took {delay:?}", idle.len());
     drop(idle);
     for _ in 0..300 {
         assert_eq!(http(address, "GET", "/metrics", &[]).0, 401);
