@@ -941,7 +941,7 @@ mod tests {
     use super::*;
 
     fn key() -> Key {
-        Key::from_bytes(b"a test key of enough bytes").unwrap()
+        Key::from_bytes(b"a test key with enough bytes for HMAC").unwrap()
     }
 
     #[test]
@@ -966,7 +966,10 @@ mod tests {
         let station = Ipv4Addr::new(192, 0, 2, 2);
         assert_eq!(parse_echo(&key(), &reply, station, station), Some((77, 5)));
         assert_eq!(parse_echo(&key(), &reply, Ipv4Addr::new(192, 0, 2, 9), station), None, "another source");
-        assert_eq!(parse_echo(&Key::from_bytes(b"another key, 16 bytes+").unwrap(), &reply, station, station), None);
+        assert_eq!(
+            parse_echo(&Key::from_bytes(b"another key, at least 32 bytes long").unwrap(), &reply, station, station),
+            None
+        );
         reply[20] = ECHO_REQUEST;
         assert_eq!(parse_echo(&key(), &reply, station, station), None);
     }

@@ -28,7 +28,7 @@ pub const TAG_LEN: usize = 16;
 /// The longest message of any kind: longer datagrams are "oversized".
 pub const MAX_MESSAGE_LEN: usize = HEADER_LEN + STATUS_BODY_LEN + TAG_LEN;
 /// Shortest key accepted (bytes of the key file, surrounding whitespace removed).
-pub const MIN_KEY_LEN: usize = 16;
+pub const MIN_KEY_LEN: usize = 32;
 
 /// The kinds of message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,19 +114,12 @@ impl std::fmt::Debug for Key {
 
 impl Key {
     /// The key in `path`: its bytes with surrounding whitespace removed, at least
-    /// [`MIN_KEY_LEN`] of them. A file that others may read is refused (chmod 600).
+    /// [`MIN_KEY_LEN`] of them, from a file only its owner (you or root) can read or change,
+    /// opened without following a symbolic link ([`rtlab_sys::secret::read_private_file`]).
     pub fn from_file(path: &Path) -> Result<Key, StationError> {
-        use std::os::unix::fs::PermissionsExt;
         let shown = path.display();
-        let metadata =
-            std::fs::metadata(path).map_err(|e| StationError::Key(format!("cannot read the key file {shown}: {e}")))?;
-        if metadata.permissions().mode() & 0o077 != 0 {
-            return Err(StationError::Key(format!(
-                "the key file {shown} can be read by other users: chmod 600 {shown}"
-            )));
-        }
-        let bytes =
-            std::fs::read(path).map_err(|e| StationError::Key(format!("cannot read the key file {shown}: {e}")))?;
+        let bytes = rtlab_sys::secret::read_private_file(path)
+            .map_err(|e| StationError::Key(format!("the key file {shown} {e}")))?;
         Key::from_bytes(&bytes).map_err(|e| StationError::Key(format!("{shown}: {e}")))
     }
 
@@ -528,7 +521,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn key() -> Key {
-        Key::from_bytes(b"0123456789abcdef0123\n").unwrap()
+        Key::from_bytes(b"0123456789abcdef0123456789abcdef\n").unwrap()
     }
 
     #[test]
@@ -540,7 +533,7 @@ mod tests {
         let (header, body) = decode(&k, &out[..len]).unwrap();
         assert_eq!(header, Header { kind: Kind::Stimulus, session: 7, sequence: 42 });
         assert_eq!(le_u64(body), 99);
-        let other = Key::from_bytes(b"another key of 16+ bytes").unwrap();
+        let other = Key::from_bytes(b"another key of at least 32 bytes!").unwrap();
         assert_eq!(decode(&other, &out[..len]), Err(Rejection::BadTag));
         assert_eq!(decode(&k, &out[..len - 1]), Err(Rejection::Malformed));
         let mut v2 = out;
@@ -556,7 +549,7 @@ mod tests {
     #[test]
     fn short_keys_are_refused_with_the_way_to_make_one() {
         let e = Key::from_bytes(b"  short \n").unwrap_err();
-        assert!(e.contains("fewer than 16") && e.contains("/dev/urandom"), "{e}");
+        assert!(e.contains("fewer than 32") && e.contains("/dev/urandom"), "{e}");
     }
 
     #[test]

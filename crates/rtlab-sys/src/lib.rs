@@ -17,6 +17,8 @@
 //!   and when rtlab itself dies (even by SIGKILL).
 //! - [`statvfs::space_of`]: free space of the file system holding a file.
 //! - [`filelock::try_lock_exclusive`]: an advisory whole-file lock (one monitor per history).
+//! - [`secret::read_private_file`]: a key or token file, read only when no other user can
+//!   read or change it.
 //! - [`net::UdpReceiver`] and [`icmp::IcmpSocket`]: UDP and raw ICMP sockets with kernel
 //!   receive timestamps (the net probe, the second station).
 
@@ -34,6 +36,7 @@ pub mod pmqos;
 pub mod privileges;
 pub mod process;
 pub mod sched;
+pub mod secret;
 pub mod slack;
 pub mod statvfs;
 pub mod sysinfo;

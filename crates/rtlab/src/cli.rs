@@ -338,7 +338,7 @@ pub struct StationArgs {
     /// the comms echo server on PORT+2 (TCP) [default: 127.0.0.1:7450]
     #[arg(long)]
     pub listen: Option<String>,
-    /// File holding the shared key (at least 16 bytes; readable by its owner only)
+    /// File holding the shared key (at least 32 bytes; readable by its owner only)
     #[arg(long)]
     pub key: PathBuf,
     /// Regnier's Delta: how long the real-time task waits after waking before it answers

@@ -34,11 +34,47 @@ fn can_run(what: &str) -> bool {
 }
 
 fn write_key(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    write_secret(&path, text);
     path
+}
+
+/// A key file that is not the user's own secret stops the station (and `rtlab run -P
+/// remote`, which reads it the same way) before anything starts: exit 2, one line, the
+/// reason.
+#[test]
+fn key_files_are_refused_unless_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let good = write_key(dir.path(), "good.key", "a key of thirty-three bytes, good\n");
+    let short = write_key(dir.path(), "short.key", "thirty-one bytes are too few...\n");
+    let open = write_key(dir.path(), "open.key", "a key that the group may read, 38 bytes\n");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("link.key");
+    std::os::unix::fs::symlink(&good, &link).unwrap();
+    let mut cases = vec![
+        (short, "fewer than 32"),
+        (open, "chmod 600"),
+        (link, "symbolic link"),
+        (dir.path().join("missing.key"), "cannot read it"),
+        (dir.path().to_path_buf(), "not a regular file"),
+    ];
+    if euid() == 0 {
+        let foreign = write_key(dir.path(), "foreign.key", "a key another user could rewrite, 40 b\n");
+        std::os::unix::fs::chown(&foreign, Some(65534), None).unwrap();
+        cases.push((foreign, "owned by uid 65534"));
+    }
+    for (key, reason) in cases {
+        let output = Command::new(rtlab_path())
+            .args(["station", "--listen", "127.0.0.1:7499", "--duration", "1s", "--key"])
+            .arg(&key)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{}: {stderr}", key.display());
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("--key") && stderr.contains(reason), "{}: {stderr}", key.display());
+    }
 }
 
 /// A station child, killed on drop unless stopped.
@@ -255,7 +291,7 @@ fn bad_peers_cost_packets_not_correctness() {
     let key_text = "the real peer's key, long enough";
     let key_file = write_key(dir.path(), "station.key", key_text);
     let key = Key::from_bytes(key_text.as_bytes()).unwrap();
-    let wrong = Key::from_bytes(b"somebody else's key, 16+ bytes").unwrap();
+    let wrong = Key::from_bytes(b"somebody else's key, at least 32 bytes").unwrap();
     let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 17450);
     let station = StationProcess::start(Command::new(rtlab_path()), &address.to_string(), &key_file);
     let mut client = wait_for_station(address, &key);

@@ -202,32 +202,13 @@ fn parse_schedule(text: &str, window_ns: u64) -> anyhow::Result<Vec<Phase>> {
     Ok(phases)
 }
 
-/// The bearer token, from a file only its owner (you or root) can read or change: opened
-/// once, its mode and owner taken from that descriptor, as ssh does for its keys.
+/// The bearer token, from a file only its owner (you or root) can read or change
+/// ([`rtlab_sys::secret::read_private_file`]).
 fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
     let shown = path.display();
-    let mut file = std::fs::File::open(path).map_err(|e| usage(format!("--metrics-token-file {shown}: {e}")))?;
-    let meta = file.metadata().map_err(|e| usage(format!("--metrics-token-file {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(usage(format!("--metrics-token-file {shown}: not a regular file")));
-    }
-    let euid = rtlab_sys::privileges::current().euid;
-    if meta.uid() != euid && meta.uid() != 0 {
-        return Err(usage(format!(
-            "--metrics-token-file {shown}: owned by uid {}, neither you (uid {euid}) nor root: another user could change it",
-            meta.uid()
-        )));
-    }
-    if meta.mode() & 0o077 != 0 {
-        return Err(usage(format!(
-            "--metrics-token-file {shown}: other users can read or change it (mode {:04o}): chmod 600 {shown}",
-            meta.mode() & 0o7777
-        )));
-    }
-    let mut text = String::new();
-    file.read_to_string(&mut text).map_err(|e| usage(format!("--metrics-token-file {shown}: {e}")))?;
+    let bytes =
+        rtlab_sys::secret::read_private_file(path).map_err(|e| usage(format!("--metrics-token-file {shown} {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| usage(format!("--metrics-token-file {shown}: not text")))?;
     let token = text.trim().to_string();
     // RFC 6750's token characters: what an Authorization header can carry as it is.
     let token_char = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
