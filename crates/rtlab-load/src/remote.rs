@@ -452,14 +452,7 @@ fn echo_connection(
 ) -> Result<bool, String> {
     stream.set_nonblocking(false).map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
-    let mut challenge = [0u8; 16];
-    getrandom::fill(&mut challenge).map_err(|e| format!("no random challenge: {e}"))?;
-    if stream.write_all(&challenge).is_err() {
-        return Ok(false);
-    }
-    stream.set_read_timeout(Some(Duration::from_secs(1))).map_err(|e| e.to_string())?;
-    let mut proof = [0u8; 16];
-    if stream.read_exact(&mut proof).is_err() || proof != key.comms_proof(&challenge) {
+    if !key.challenge_comms_peer(&mut stream, Duration::from_secs(1)) {
         return Ok(false);
     }
     stream.set_read_timeout(Some(Duration::from_millis(100))).map_err(|e| e.to_string())?;

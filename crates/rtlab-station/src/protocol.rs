@@ -165,6 +165,40 @@ impl Key {
     pub fn comms_proof(&self, challenge: &[u8; 16]) -> [u8; TAG_LEN] {
         self.tag_parts(&[b"rtlab comms v1", challenge])
     }
+
+    /// The comms echo server's side of the proof: sends a random challenge on `stream` and
+    /// takes the proof within one `limit` for the whole exchange (a peer trickling its bytes
+    /// cannot stretch it: each read waits only for what is left), checked in constant time.
+    /// False: close the connection.
+    pub fn challenge_comms_peer(&self, stream: &mut std::net::TcpStream, limit: std::time::Duration) -> bool {
+        use std::io::{Read, Write};
+        let deadline = std::time::Instant::now() + limit;
+        let mut challenge = [0u8; 16];
+        if getrandom::fill(&mut challenge).is_err() || stream.write_all(&challenge).is_err() {
+            return false;
+        }
+        let mut proof = [0u8; TAG_LEN];
+        let mut have = 0;
+        while have < proof.len() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+                return false;
+            }
+            match stream.read(&mut proof[have..]) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => have += n,
+            }
+        }
+        self.verify_parts(&[b"rtlab comms v1", &challenge], &proof)
+    }
+
+    fn verify_parts(&self, parts: &[&[u8]], tag: &[u8]) -> bool {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC accepts keys of any length");
+        for part in parts {
+            mac.update(part);
+        }
+        mac.verify_truncated_left(tag).is_ok()
+    }
 }
 
 /// A decoded message header.
@@ -576,6 +610,53 @@ mod tests {
                 prop_assert_eq!(bytes.len(), header.kind.message_len());
                 prop_assert_eq!(body.len(), header.kind.body_len());
             }
+        }
+    }
+
+    /// The server's side of the comms proof: the right proof passes, a wrong one fails, and
+    /// a peer sending it one byte every 200 ms (3.2 s in all) is cut off at the 1 s limit.
+    #[test]
+    fn the_comms_proof_has_one_deadline() {
+        use std::io::{Read, Write};
+        let k = key();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let peer = |how: u8| {
+            let k = key();
+            std::thread::spawn(move || {
+                let mut stream = std::net::TcpStream::connect(address).unwrap();
+                let mut challenge = [0u8; 16];
+                stream.read_exact(&mut challenge).unwrap();
+                let mut proof = k.comms_proof(&challenge);
+                match how {
+                    0 => drop(stream.write_all(&proof)),
+                    1 => {
+                        proof[15] ^= 1;
+                        drop(stream.write_all(&proof));
+                    }
+                    _ => {
+                        for byte in proof {
+                            if stream.write_all(&[byte]).is_err() {
+                                break;
+                            }
+                            std::thread::sleep(std::time::Duration::from_millis(200));
+                        }
+                    }
+                }
+            })
+        };
+        let limit = std::time::Duration::from_secs(1);
+        for (how, passes) in [(0, true), (1, false), (2, false)] {
+            let client = peer(how);
+            let (mut stream, _) = listener.accept().unwrap();
+            let started = std::time::Instant::now();
+            assert_eq!(k.challenge_comms_peer(&mut stream, limit), passes, "peer {how}");
+            if how == 2 {
+                // Well before the 3.2 s the trickle would take (a loaded machine may add some).
+                assert!(started.elapsed() < std::time::Duration::from_millis(2_500), "{:?}", started.elapsed());
+            }
+            drop(stream);
+            client.join().unwrap();
         }
     }
 }

@@ -735,17 +735,8 @@ fn serve_comms(listener: TcpListener, key: Key, counters: Arc<Counters>, stop: &
 /// peer failed the challenge.
 fn echo_connection(mut stream: TcpStream, key: &Key, counters: &Counters, stop: &AtomicBool) -> bool {
     let _ = stream.set_nodelay(true);
-    let mut challenge = [0u8; 16];
-    if getrandom::fill(&mut challenge).is_err() {
-        challenge = realtime_ns().to_le_bytes().repeat(2).try_into().unwrap_or([1; 16]);
-    }
-    if stream.write_all(&challenge).is_err() {
-        return false;
-    }
     // The proof must come within 1 s: a peer that cannot give it holds a place no longer.
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-    let mut proof = [0u8; protocol::TAG_LEN];
-    if stream.read_exact(&mut proof).is_err() || proof != key.comms_proof(&challenge) {
+    if !key.challenge_comms_peer(&mut stream, Duration::from_secs(1)) {
         return false;
     }
     let _ = stream.set_read_timeout(Some(Duration::from_millis(STOP_POLL_MS as u64)));
