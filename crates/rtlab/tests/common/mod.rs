@@ -45,6 +45,17 @@ pub fn euid() -> u32 {
 }
 
 /// The repository root (suites/, examples/, the other crates' fixtures).
+/// Whether this test runs as root; if not, says `why` it needs root and skips, except under
+/// CI=true, where a missing privilege fails the test (CI runs as root).
+pub fn root_or_skip(why: &str) -> bool {
+    if euid() == 0 {
+        return true;
+    }
+    assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "{why}, and CI=true: this test must run in CI");
+    eprintln!("skipped: {why}");
+    false
+}
+
 /// Writes a secret only its owner may read or change (mode 0600), as the monitor's token
 /// file must be.
 pub fn write_secret(path: &Path, text: &str) {
