@@ -182,25 +182,15 @@ impl IcmpSocket {
     /// 8-byte ICMP header are `magic`: a classic BPF program run by the kernel for each
     /// packet, so others never reach this socket's queue.
     pub fn keep_only(&self, icmp_type: u8, magic: [u8; 4]) -> Result<()> {
-        let magic_word = u32::from_be_bytes(magic);
-        // X = IP header length; then the ICMP type at [X], the payload word at [X + 8].
-        let program = [
-            sock_filter(libc::BPF_LDX | libc::BPF_B | libc::BPF_MSH, 0, 0, 0),
-            sock_filter(libc::BPF_LD | libc::BPF_B | libc::BPF_IND, 0, 0, 0),
-            sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 3, u32::from(icmp_type)),
-            sock_filter(libc::BPF_LD | libc::BPF_W | libc::BPF_IND, 0, 0, 8),
-            sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 1, magic_word),
-            sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0xffff),
-            sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
-        ];
-        let fprog = libc::sock_fprog { len: program.len() as u16, filter: program.as_ptr().cast_mut() };
-        set_option(
-            self.fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
-            &fprog,
-            "setsockopt(SO_ATTACH_FILTER)",
-        )
+        attach_filter(self.fd.as_raw_fd(), &filter_program(icmp_type, magic, None))
+    }
+
+    /// A second handle on this socket's kernel filter, for another thread to replace it
+    /// ([`IcmpFilter::keep_only_from`]) while this one receives: the kernel swaps a socket's
+    /// filter atomically, so the reader sees the old one or the new one, never neither.
+    pub fn filter_handle(&self) -> Result<IcmpFilter> {
+        let fd = self.fd.try_clone().map_err(|e| SysError::from_io("dup the ICMP socket", e))?;
+        Ok(IcmpFilter { fd })
     }
 
     /// Sends one ICMP message (header and payload, checksum filled in by the caller) to
@@ -315,6 +305,75 @@ fn sockaddr_in(address: Ipv4Addr) -> libc::sockaddr_in {
     }
 }
 
+/// Replaces the kernel filter of an [`IcmpSocket`] from another thread.
+pub struct IcmpFilter {
+    fd: OwnedFd,
+}
+
+impl IcmpFilter {
+    /// As [`IcmpSocket::keep_only`], and only from one of `sources` (the IPv4 source
+    /// address): any other sender's packets are dropped in the kernel and never wake the
+    /// reader. An empty list keeps nothing. At most 64 sources.
+    pub fn keep_only_from(&self, icmp_type: u8, magic: [u8; 4], sources: &[Ipv4Addr]) -> Result<()> {
+        if sources.len() > MAX_FILTER_SOURCES {
+            return Err(SysError::Invalid(format!(
+                "an ICMP filter holds at most {MAX_FILTER_SOURCES} source addresses, not {}",
+                sources.len()
+            )));
+        }
+        attach_filter(self.fd.as_raw_fd(), &filter_program(icmp_type, magic, Some(sources)))
+    }
+}
+
+/// Source addresses one filter checks at most (each is one compare; jumps are 8-bit).
+pub const MAX_FILTER_SOURCES: usize = 64;
+
+/// The classic BPF program: the ICMP type at the IP header's end, the payload word after the
+/// 8-byte ICMP header, then (with `sources`) the IP source address at offset 12.
+fn filter_program(icmp_type: u8, magic: [u8; 4], sources: Option<&[Ipv4Addr]>) -> Vec<libc::sock_filter> {
+    let magic_word = u32::from_be_bytes(magic);
+    let mut program = vec![
+        // X = IP header length; then the ICMP type at [X], the payload word at [X + 8].
+        sock_filter(libc::BPF_LDX | libc::BPF_B | libc::BPF_MSH, 0, 0, 0),
+        sock_filter(libc::BPF_LD | libc::BPF_B | libc::BPF_IND, 0, 0, 0),
+    ];
+    let Some(sources) = sources else {
+        program.extend([
+            sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 3, u32::from(icmp_type)),
+            sock_filter(libc::BPF_LD | libc::BPF_W | libc::BPF_IND, 0, 0, 8),
+            sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 1, magic_word),
+            sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0xffff),
+            sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
+        ]);
+        return program;
+    };
+    let n = sources.len();
+    // Layout: 2 type test, 3 load, 4 magic test, 5 load source, 6..6+n source tests,
+    // 6+n jump to drop, 7+n accept, 8+n drop. A jump's offset counts from the next
+    // instruction.
+    let (accept, drop) = (7 + n, 8 + n);
+    let offset = |from: usize, to: usize| (to - from - 1) as u8;
+    program.extend([
+        sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, offset(2, drop), u32::from(icmp_type)),
+        sock_filter(libc::BPF_LD | libc::BPF_W | libc::BPF_IND, 0, 0, 8),
+        sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, offset(4, drop), magic_word),
+        sock_filter(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 12),
+    ]);
+    for (i, source) in sources.iter().enumerate() {
+        program.push(sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, offset(6 + i, accept), 0, u32::from(*source)));
+    }
+    program.push(sock_filter(libc::BPF_JMP | libc::BPF_JA, 0, 0, offset(6 + n, drop) as u32));
+    program.push(sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0xffff));
+    program.push(sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0));
+    debug_assert_eq!(program.len(), drop + 1);
+    program
+}
+
+fn attach_filter(fd: libc::c_int, program: &[libc::sock_filter]) -> Result<()> {
+    let fprog = libc::sock_fprog { len: program.len() as u16, filter: program.as_ptr().cast_mut() };
+    set_option(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &fprog, "setsockopt(SO_ATTACH_FILTER)")
+}
+
 fn sock_filter(code: u32, jt: u8, jf: u8, k: u32) -> libc::sock_filter {
     libc::sock_filter { code: code as u16, jt, jf, k }
 }
@@ -397,5 +456,56 @@ mod tests {
         let mut other = IcmpSocket::open().unwrap();
         assert!(other.use_hardware("lo", true).is_err(), "loopback offers no hardware timestamps");
         assert_eq!(other.timestamping(), Timestamping::Software);
+    }
+
+    /// As root: a filter on source addresses lets through only the listed senders' packets
+    /// (echo replies from 127.0.0.2 pass, those from 127.0.0.1 do not), and is replaced from
+    /// the second handle while the socket stays open; an empty list keeps nothing.
+    #[test]
+    fn the_source_filter_keeps_only_the_listed_senders() {
+        let Ok(mut socket) = IcmpSocket::open() else {
+            assert!(std::env::var_os("CI").is_none(), "CI=true: a raw ICMP socket needs root (CAP_NET_RAW)");
+            eprintln!("NOT RUN: a raw ICMP socket needs CAP_NET_RAW");
+            return;
+        };
+        if !kernel_answers_echo().unwrap_or(false) {
+            assert!(std::env::var_os("CI").is_none(), "CI=true: the kernel must answer echo requests");
+            return;
+        }
+        let filter = socket.filter_handle().unwrap();
+        let echo = |seq: u16| {
+            let mut m = [0u8; 16];
+            m[0] = ECHO_REQUEST;
+            m[4..6].copy_from_slice(&0x5f17u16.to_be_bytes());
+            m[6..8].copy_from_slice(&seq.to_be_bytes());
+            m[8..12].copy_from_slice(b"RTLS");
+            let sum = internet_checksum(&m);
+            m[2..4].copy_from_slice(&sum.to_be_bytes());
+            m
+        };
+        let second = Ipv4Addr::new(127, 0, 0, 2);
+        let received = |socket: &mut IcmpSocket| {
+            let mut from = Vec::new();
+            let mut buf = [0u8; 128];
+            while crate::net::wait_readable_any([socket.as_raw_fd()], 200).unwrap()[0] {
+                if let IcmpRecv::Packet { from: f, .. } = socket.recv(&mut buf).unwrap() {
+                    from.push(f);
+                }
+            }
+            from
+        };
+        let mut sender = IcmpSocket::open().unwrap();
+        for sources in [vec![second], vec![], vec![Ipv4Addr::LOCALHOST, second]] {
+            filter.keep_only_from(ECHO_REPLY, *b"RTLS", &sources).unwrap();
+            sender.send_to(&echo(1), Ipv4Addr::LOCALHOST).unwrap();
+            sender.send_to(&echo(2), second).unwrap();
+            let mut from = received(&mut socket);
+            from.sort();
+            let mut expected = sources.clone();
+            expected.sort();
+            assert_eq!(from, expected, "filter {sources:?}");
+        }
+        let too_many = vec![second; MAX_FILTER_SOURCES + 1];
+        assert!(filter.keep_only_from(ECHO_REPLY, *b"RTLS", &too_many).is_err());
     }
 }
