@@ -216,6 +216,20 @@ pub fn parse_station_load(spec: &str) -> Result<Box<dyn Load>, LoadError> {
         }
     };
     let params: StationLoadParams = params(&full_name, &parts)?;
+    // The station's own limits on what it sends, refused here before anything runs.
+    let most = match kind {
+        LoadKind::Comms => rtlab_station::station::MAX_COMMS_MESSAGE,
+        _ => rtlab_station::station::MAX_DATAGRAM_PAYLOAD,
+    };
+    if params.payload > most {
+        return Err(LoadError::config(
+            &full_name,
+            format!("payload={}: the station sends at most {most} bytes per {}", params.payload, match kind {
+                LoadKind::Comms => "message",
+                _ => "packet (one unfragmented IPv4 packet)",
+            }),
+        ));
+    }
     let rate = match (&params.rate, kind) {
         (None, _) | (Some(serde_json::Value::Null), _) => 0,
         (Some(text), LoadKind::Comms) => {

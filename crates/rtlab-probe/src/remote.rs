@@ -38,6 +38,9 @@ use std::sync::Arc;
 /// Regnier's 20 Hz.
 pub const DEFAULT_RATE_HZ: f64 = 20.0;
 /// The highest stimulus rate (the station answers 1000/s by default).
+/// The lowest stimulus rate: one stimulus every 10 s keeps the session well inside the
+/// station's idle limit (`rtlab_station::station::SESSION_IDLE_NS`, 60 s).
+pub const MIN_RATE_HZ: f64 = 0.1;
 pub const MAX_RATE_HZ: f64 = 1_000.0;
 /// How long the δ calibration sends stimuli, at the measurement's own rate: δ depends on
 /// it (at 1 kHz the CPUs leave their idle states less often than at 20 Hz).
@@ -130,8 +133,11 @@ impl RemoteProbe {
     /// (echo and answer, both timestamped) before anything is measured.
     pub fn new(config: RemoteConfig) -> Result<Self, ProbeError> {
         let rate = config.stimulus.rate_hz;
-        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_HZ) {
-            return Err(ProbeError::Config(format!("remote: the rate must be above 0 and at most {MAX_RATE_HZ} Hz")));
+        if !(rate.is_finite() && (MIN_RATE_HZ..=MAX_RATE_HZ).contains(&rate)) {
+            return Err(ProbeError::Config(format!(
+                "remote: the rate must be at least {MIN_RATE_HZ} Hz (the station closes a session idle for 60 s) and at \
+                 most {MAX_RATE_HZ} Hz"
+            )));
         }
         let unavailable = |what: &str, reason: String| ProbeError::Unavailable {
             probe: "remote".into(),

@@ -3,7 +3,7 @@
 //! remote probe (rtlab-probe), which opens its own session with [`hello`] and
 //! [`accept_welcome`] on the socket its answers must come back to.
 
-use crate::protocol::{self, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, Welcome, MAX_MESSAGE_LEN};
+use crate::protocol::{self, Hello, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, Welcome, MAX_MESSAGE_LEN};
 use crate::StationError;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::time::{Duration, Instant};
@@ -12,13 +12,16 @@ use std::time::{Duration, Instant};
 const ATTEMPTS: u32 = 3;
 const ATTEMPT_WAIT: Duration = Duration::from_millis(700);
 
-/// A fresh HELLO in `out`; returns its length and the nonce the WELCOME must echo.
+/// A fresh HELLO in `out`, stamped with this host's clock; returns its length and the
+/// nonce the WELCOME must echo.
 pub fn hello(key: &Key, out: &mut [u8; MAX_MESSAGE_LEN]) -> (usize, [u8; 16]) {
+    let now = rtlab_sys::net::realtime_ns();
     let mut nonce = [0u8; 16];
     if getrandom::fill(&mut nonce).is_err() {
-        nonce[..8].copy_from_slice(&rtlab_sys::net::realtime_ns().to_le_bytes());
+        nonce[..8].copy_from_slice(&now.to_le_bytes());
     }
-    (protocol::encode(key, Kind::Hello, 0, 0, &nonce, out), nonce)
+    let body = Hello { nonce, client_time_ns: now }.to_body();
+    (protocol::encode(key, Kind::Hello, 0, 0, &body, out), nonce)
 }
 
 /// The session id and WELCOME in `message` if it authenticates and answers the HELLO with
@@ -36,7 +39,8 @@ pub fn accept_welcome(key: &Key, message: &[u8], nonce: &[u8; 16]) -> Option<(u6
 pub fn silent_station(station: SocketAddrV4) -> StationError {
     StationError::Silent(format!(
         "no authenticated answer from the station at {station}: is `rtlab station` running there, with the same key \
-         file and protocol version {} (a wrong key is counted by the station as bad_tag)?",
+         file and protocol version {}, and do the two clocks agree within 30 s (a wrong key is counted by the station \
+         as bad_tag, a HELLO outside 30 s as replayed)?",
         protocol::VERSION
     ))
 }
@@ -49,6 +53,9 @@ pub struct StationClient {
     session: u64,
     welcome: Welcome,
     next_sequence: u64,
+    /// When the station last answered on this session (it closes sessions idle for
+    /// [`crate::station::SESSION_IDLE_NS`]).
+    last_answer: Instant,
 }
 
 impl StationClient {
@@ -72,7 +79,15 @@ impl StationClient {
             let deadline = Instant::now() + ATTEMPT_WAIT;
             while let Some(n) = recv_until(&socket, &mut buf, deadline) {
                 if let Some((session, welcome)) = accept_welcome(&key, &buf[..n], &nonce) {
-                    return Ok(StationClient { socket, station, key, session, welcome, next_sequence: 1 });
+                    return Ok(StationClient {
+                        socket,
+                        station,
+                        key,
+                        session,
+                        welcome,
+                        next_sequence: 1,
+                        last_answer: Instant::now(),
+                    });
                 }
             }
         }
@@ -87,9 +102,13 @@ impl StationClient {
         self.station
     }
 
-    /// The station's counters now. A station that replaced this session (16 newer ones, or
-    /// restarted) is asked again on a new session.
+    /// The station's counters now. A session the station may have closed for being idle is
+    /// replaced first; a station that replaced this session (16 newer ones, or restarted)
+    /// is asked again on a new session.
     pub fn status(&mut self) -> Result<StationCounters, StationError> {
+        if self.last_answer.elapsed() > Duration::from_nanos(crate::station::SESSION_IDLE_NS / 2) {
+            *self = StationClient::connect(self.station, self.key.clone())?;
+        }
         match self.status_same_session() {
             Ok(counters) => Ok(counters),
             Err(_) => {
@@ -115,7 +134,8 @@ impl StationClient {
             Some(t) if t.accepted && t.kind == request.kind => Ok(()),
             _ => Err(StationError::Config(format!(
                 "the station at {} refused to send {} (it sends loads only when started with --serve-loads, one of each \
-                 kind at a time, at most at its --max-load-rate)",
+                 kind at a time, at most at its --max-load-rate and --max-load-bytes, datagrams of at most 1472 bytes, \
+                 comms messages of at most 1 MiB)",
                 self.station,
                 request.kind.name()
             ))),
@@ -147,6 +167,7 @@ impl StationClient {
             while let Some(n) = recv_until(&self.socket, &mut buf, deadline) {
                 match protocol::decode(&self.key, &buf[..n]) {
                     Ok((h, body)) if h.kind == reply && h.session == self.session && h.sequence == sequence => {
+                        self.last_answer = Instant::now();
                         return Ok(body.to_vec());
                     }
                     _ => {}

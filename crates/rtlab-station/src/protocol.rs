@@ -1,4 +1,4 @@
-//! The station protocol, version 1 (docs/station.md is its specification).
+//! The station protocol, version 2 (docs/station.md is its specification).
 //!
 //! Every message is a fixed-length record for its kind:
 //!
@@ -22,7 +22,9 @@ use sha2::Sha256;
 use std::path::Path;
 
 pub const MAGIC: [u8; 4] = *b"RTLB";
-pub const VERSION: u8 = 1;
+/// Version 2: HELLO carries the client's clock (freshness), STATUS two more counters
+/// (`foreign_source`, `auth_limited`).
+pub const VERSION: u8 = 2;
 pub const HEADER_LEN: usize = 24;
 pub const TAG_LEN: usize = 16;
 /// The longest message of any kind: longer datagrams are "oversized".
@@ -34,7 +36,8 @@ pub const MIN_KEY_LEN: usize = 32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
-    /// Measuring side -> station (UDP): open a session. Body: the client's nonce.
+    /// Measuring side -> station (UDP): open a session. Body: the client's nonce and its
+    /// CLOCK_REALTIME ([`Hello`]).
     Hello = 1,
     /// Station -> measuring side: the session is open. Body: the client's nonce, Δ, the
     /// accepted stimulus rate and the load ports.
@@ -80,7 +83,7 @@ impl Kind {
     /// Length of the body of this kind.
     pub fn body_len(self) -> usize {
         match self {
-            Kind::Hello => 16,
+            Kind::Hello => HELLO_BODY_LEN,
             Kind::Welcome => WELCOME_BODY_LEN,
             Kind::Stimulus => 8,
             Kind::Answer => 32,
@@ -98,6 +101,7 @@ impl Kind {
     }
 }
 
+const HELLO_BODY_LEN: usize = 16 + 8;
 const WELCOME_BODY_LEN: usize = 16 + 8 + 4 + 2 + 2;
 const LOAD_REPORT_BODY_LEN: usize = 8 + 4 * 8;
 const STATUS_BODY_LEN: usize = StationCounters::FIELDS * 8;
@@ -244,6 +248,17 @@ pub fn encode(key: &Key, kind: Kind, session: u64, sequence: u64, body: &[u8], o
 /// Checks and decodes `message`: its header and body when it is well formed and its tag
 /// verifies. Allocates nothing.
 pub fn decode<'m>(key: &Key, message: &'m [u8]) -> Result<(Header, &'m [u8]), Rejection> {
+    let header = check_form(message)?;
+    if !verify_tag(key, message) {
+        return Err(Rejection::BadTag);
+    }
+    Ok((header, &message[HEADER_LEN..message.len() - TAG_LEN]))
+}
+
+/// The checks that cost no MAC (steps 1 to 4 of docs/station.md): the header of a message
+/// that is well formed, whose tag is not yet verified. The station's real-time task runs
+/// its cheap session checks on this before it spends an HMAC ([`verify_tag`]).
+pub fn check_form(message: &[u8]) -> Result<Header, Rejection> {
     // Another version first: its messages may be longer than this version's longest.
     if message.len() > 4 && message[0..4] == MAGIC && message[4] != VERSION {
         return Err(Rejection::WrongVersion);
@@ -258,17 +273,56 @@ pub fn decode<'m>(key: &Key, message: &'m [u8]) -> Result<(Header, &'m [u8]), Re
     if message[6..8] != [0, 0] || message.len() != kind.message_len() {
         return Err(Rejection::Malformed);
     }
-    let signed = message.len() - TAG_LEN;
-    if !key.verify(&message[..signed], &message[signed..]) {
-        return Err(Rejection::BadTag);
-    }
-    let header = Header { kind, session: le_u64(&message[8..16]), sequence: le_u64(&message[16..24]) };
-    Ok((header, &message[HEADER_LEN..signed]))
+    Ok(Header { kind, session: le_u64(&message[8..16]), sequence: le_u64(&message[16..24]) })
+}
+
+/// Whether the tag of a message that passed [`check_form`] verifies (constant time).
+pub fn verify_tag(key: &Key, message: &[u8]) -> bool {
+    let Some(signed) = message.len().checked_sub(TAG_LEN) else { return false };
+    key.verify(&message[..signed], &message[signed..])
+}
+
+/// The body of a message that passed [`check_form`].
+pub fn body_of(message: &[u8]) -> &[u8] {
+    &message[HEADER_LEN..message.len() - TAG_LEN]
 }
 
 /// The little-endian u64 at the start of `bytes` (0 when shorter).
 pub fn le_u64(bytes: &[u8]) -> u64 {
     bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes)
+}
+
+/// The body of a HELLO: a random nonce (the WELCOME echoes it) and the client's
+/// CLOCK_REALTIME when it sent the HELLO. The station refuses a HELLO whose time is more
+/// than [`HELLO_FRESH_NS`] from its own clock, and remembers the nonces of every HELLO it
+/// accepted within that window, so a captured HELLO cannot open a session later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    pub nonce: [u8; 16],
+    pub client_time_ns: u64,
+}
+
+/// How far a HELLO's time may be from the station's clock, either way.
+pub const HELLO_FRESH_NS: u64 = 30_000_000_000;
+
+impl Hello {
+    pub fn to_body(self) -> [u8; HELLO_BODY_LEN] {
+        let mut body = [0u8; HELLO_BODY_LEN];
+        body[0..16].copy_from_slice(&self.nonce);
+        body[16..24].copy_from_slice(&self.client_time_ns.to_le_bytes());
+        body
+    }
+
+    pub fn from_body(body: &[u8]) -> Hello {
+        let mut nonce = [0u8; 16];
+        nonce.copy_from_slice(&body[0..16]);
+        Hello { nonce, client_time_ns: le_u64(&body[16..24]) }
+    }
+
+    /// Whether its time is within [`HELLO_FRESH_NS`] of `station_now_ns`.
+    pub fn is_fresh(&self, station_now_ns: u64) -> bool {
+        self.client_time_ns.abs_diff(station_now_ns) <= HELLO_FRESH_NS
+    }
 }
 
 /// The body of a WELCOME.
@@ -483,10 +537,17 @@ pub struct StationCounters {
     pub interrupts: u64,
     pub net_rx_softirqs: u64,
     pub icmp_echo_replies: u64,
+    /// Dropped before the MAC: a stimulus of a held session from another address than the
+    /// session's peer (the kernel filter keeps non-peer addresses out; these came while it
+    /// was being replaced, or from a spoofed peer address reaching the wrong session).
+    pub foreign_source: u64,
+    /// Dropped before the MAC: stimuli that reached the real-time task while packets failing
+    /// authentication were over their budget ([`crate::station::AUTH_FAILURES_PER_S`]).
+    pub auth_limited: u64,
 }
 
 impl StationCounters {
-    pub const FIELDS: usize = 18;
+    pub const FIELDS: usize = 20;
 
     fn values(&self) -> [u64; Self::FIELDS] {
         [
@@ -508,6 +569,8 @@ impl StationCounters {
             self.interrupts,
             self.net_rx_softirqs,
             self.icmp_echo_replies,
+            self.foreign_source,
+            self.auth_limited,
         ]
     }
 
@@ -540,12 +603,21 @@ impl StationCounters {
             interrupts: w(15),
             net_rx_softirqs: w(16),
             icmp_echo_replies: w(17),
+            foreign_source: w(18),
+            auth_limited: w(19),
         }
     }
 
     /// Messages dropped as junk: everything not answered for a reason other than the rate.
     pub fn junk(&self) -> u64 {
-        self.bad_tag + self.malformed + self.oversized + self.wrong_version + self.replayed + self.unknown_session
+        self.bad_tag
+            + self.malformed
+            + self.oversized
+            + self.wrong_version
+            + self.replayed
+            + self.unknown_session
+            + self.foreign_source
+            + self.auth_limited
     }
 }
 
@@ -570,13 +642,13 @@ mod tests {
         let other = Key::from_bytes(b"another key of at least 32 bytes!").unwrap();
         assert_eq!(decode(&other, &out[..len]), Err(Rejection::BadTag));
         assert_eq!(decode(&k, &out[..len - 1]), Err(Rejection::Malformed));
-        let mut v2 = out;
-        v2[4] = 2;
-        assert_eq!(decode(&k, &v2[..len]), Err(Rejection::WrongVersion));
+        let mut v1 = out;
+        v1[4] = 1;
+        assert_eq!(decode(&k, &v1[..len]), Err(Rejection::WrongVersion));
         // A longer message of another version is still another version, not oversized.
-        let mut long_v2 = [0u8; MAX_MESSAGE_LEN + 100];
-        long_v2[..5].copy_from_slice(b"RTLB\x02");
-        assert_eq!(decode(&k, &long_v2), Err(Rejection::WrongVersion));
+        let mut long_v3 = [0u8; MAX_MESSAGE_LEN + 100];
+        long_v3[..5].copy_from_slice(b"RTLB\x03");
+        assert_eq!(decode(&k, &long_v3), Err(Rejection::WrongVersion));
         assert_eq!(decode(&k, &[0u8; MAX_MESSAGE_LEN + 1]), Err(Rejection::Oversized));
     }
 
@@ -588,11 +660,22 @@ mod tests {
 
     #[test]
     fn bodies_round_trip() {
+        let h = Hello { nonce: [7; 16], client_time_ns: 1_700_000_000_000_000_000 };
+        assert_eq!(Hello::from_body(&h.to_body()), h);
+        assert!(h.is_fresh(h.client_time_ns + HELLO_FRESH_NS) && h.is_fresh(h.client_time_ns - HELLO_FRESH_NS));
+        assert!(!h.is_fresh(h.client_time_ns + HELLO_FRESH_NS + 1) && !h.is_fresh(h.client_time_ns - HELLO_FRESH_NS - 1));
         let w = Welcome { client_nonce: [3; 16], delta_ns: 10_000, max_rate_hz: 1000, sink_port: 5, comms_port: 6 };
         assert_eq!(Welcome::from_body(&w.to_body()), w);
         let a = Answer { sent_ns: 1, station_rx_ns: 2, station_wake_ns: 3, station_send_ns: 4 };
         assert_eq!(Answer::from_body(&a.to_body()), a);
-        let c = StationCounters { station_time_ns: 1, icmp_echo_replies: 17, sink_bytes: 12, ..Default::default() };
+        let c = StationCounters {
+            station_time_ns: 1,
+            icmp_echo_replies: 17,
+            sink_bytes: 12,
+            auth_limited: 19,
+            foreign_source: 18,
+            ..Default::default()
+        };
         assert_eq!(StationCounters::from_body(&c.to_body()), c);
         let r = LoadRequest { kind: LoadKind::Comms, port: 4000, payload: 60_000, rate: 12_500_000, duration_ms: 9 };
         assert_eq!(LoadRequest::from_body(&r.to_body()), Some(r));

@@ -4,21 +4,26 @@
 //! - the **responder** (SCHED_FIFO, pinned, memory locked): blocks on a raw ICMP socket
 //!   that the kernel filters down to echo requests carrying the protocol's magic. The
 //!   kernel answers each such request itself, from its receive softirq (the early answer,
-//!   [`crate`] docs); the responder checks the copy it receives (tag, session, sequence,
-//!   rate), waits Δ from its wake-up and sends the ANSWER. Its loop allocates and locks
-//!   nothing: sessions live in a fixed table of atomics.
+//!   [`crate`] docs); the responder checks the copy it receives, the cheap checks first
+//!   (form, session, the session's peer address, sequence) and the MAC only then, within a
+//!   budget for packets that fail it; it waits Δ from its wake-up and sends the ANSWER. The
+//!   kernel filter also keeps out every source that is not a session's peer. Its loop
+//!   allocates and locks nothing: sessions live in a fixed table of atomics.
 //! - **control** (UDP, the listen address): HELLO opens a session (WELCOME), STATUS_REQUEST
-//!   returns the counters (STATUS). Nothing else is answered.
+//!   returns the counters (STATUS), LOAD_START and LOAD_STOP start and stop a load sent by
+//!   the station within its [`LoadLimits`]. Nothing else is answered. It closes sessions
+//!   idle for [`SESSION_IDLE_NS`] and keeps the kernel filter's peer list.
 //! - the **flood sink** (UDP, listen port + 1): counts datagrams and bytes, answers nothing.
 //! - the **comms echo server** (TCP, listen port + 2): after a challenge that only a key
 //!   holder can answer, echoes what it receives; at most [`MAX_COMMS_CONNECTIONS`].
 
 use crate::protocol::{
-    self, Answer, Key, Kind, LoadKind, LoadRequest, LoadTally, Rejection, StationCounters, Welcome, MAX_MESSAGE_LEN,
+    self, Answer, Hello, Key, Kind, LoadKind, LoadRequest, LoadTally, Rejection, StationCounters, Welcome,
+    MAX_MESSAGE_LEN,
 };
 use crate::StationError;
 use rtlab_sys::clock::monotonic_ns;
-use rtlab_sys::icmp::{IcmpRecv, IcmpSocket, ECHO_REQUEST};
+use rtlab_sys::icmp::{IcmpFilter, IcmpRecv, IcmpSocket, ECHO_REQUEST};
 use rtlab_sys::net::{clock_pair_ns, realtime_ns, wait_readable_any};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
@@ -37,6 +42,26 @@ pub const SESSIONS: usize = 16;
 pub const SESSION_KEPT_NS: u64 = 1_000_000_000;
 /// HELLOs accepted per second at most (each opens a session).
 pub const MAX_HELLOS_PER_S: u32 = 10;
+/// A session unused this long is closed: its messages are then `unknown_session`, and its
+/// peer leaves the kernel filter. The measuring side's clients open a new one when theirs
+/// may have been closed (a STATUS after a long scenario).
+pub const SESSION_IDLE_NS: u64 = 60_000_000_000;
+/// Packets failing authentication that the real-time task verifies per second at most,
+/// with a burst of a tenth of that: above it, stimuli that passed the cheap checks are
+/// dropped before the MAC (`auth_limited`), so a flood that guessed a session's id and
+/// peer costs the task a recvmsg per packet, not an HMAC.
+pub const AUTH_FAILURES_PER_S: u32 = 100;
+/// HELLO nonces remembered: every HELLO accepted within the freshness window
+/// ([`protocol::HELLO_FRESH_NS`] either way, 60 s at 10 per second, 600) and a margin.
+const REMEMBERED_NONCES: usize = 640;
+/// The largest UDP or ICMP payload a load is sent with: one unfragmented IPv4 packet on
+/// an Ethernet MTU of 1500 (20 bytes of IP and 8 of UDP or ICMP header).
+pub const MAX_DATAGRAM_PAYLOAD: u32 = 1472;
+/// The largest comms message (each client holds two buffers of it).
+pub const MAX_COMMS_MESSAGE: u32 = 1 << 20;
+/// Bytes of IP and UDP (or ICMP) header counted with each datagram against
+/// [`LoadLimits::max_bytes_per_s`].
+const DATAGRAM_OVERHEAD: u64 = 28;
 /// Comms connections served at once.
 pub const MAX_COMMS_CONNECTIONS: usize = 4;
 /// How often blocking threads look at the stop flag.
@@ -72,6 +97,82 @@ pub struct StationConfig {
     /// The responder's CPU and SCHED_FIFO priority (None: not pinned / SCHED_OTHER).
     pub responder_cpu: Option<usize>,
     pub responder_priority: Option<i32>,
+    /// What a LOAD_START may ask for.
+    pub load_limits: LoadLimits,
+    /// Sessions unused this long are closed ([`SESSION_IDLE_NS`]; shorter only in tests).
+    pub session_idle_ns: u64,
+}
+
+/// The most a load sent by the station may send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadLimits {
+    /// Datagrams or echo requests per second (`--max-load-rate`).
+    pub max_rate: u64,
+    /// Bytes per second on the wire (`--max-load-bytes`): datagrams counted with their IP and
+    /// UDP or ICMP headers, comms as message bytes sent plus echoed.
+    pub max_bytes_per_s: u64,
+}
+
+impl Default for LoadLimits {
+    fn default() -> Self {
+        LoadLimits { max_rate: 250_000, max_bytes_per_s: 125_000_000 }
+    }
+}
+
+impl LoadLimits {
+    /// `request` with its defaults filled in and flat out turned into the highest rate the
+    /// limits allow, or why it is refused. A flood ping without a rate stays unpaced: it
+    /// keeps one request in flight, so the requesting host's own replies pace it.
+    pub fn resolve(&self, request: LoadRequest) -> Result<LoadRequest, String> {
+        let payload = match (request.kind, request.payload) {
+            (LoadKind::UdpFlood, 0) => 64,
+            (LoadKind::PingFlood, 0) => 56,
+            (LoadKind::Comms, 0) => 60_000,
+            (_, p) => p,
+        };
+        let name = request.kind.name();
+        match request.kind {
+            LoadKind::UdpFlood | LoadKind::PingFlood if payload > MAX_DATAGRAM_PAYLOAD => {
+                return Err(format!("{name}: a payload of {payload} B is above {MAX_DATAGRAM_PAYLOAD} B (one unfragmented packet)"))
+            }
+            LoadKind::Comms if payload > MAX_COMMS_MESSAGE => {
+                return Err(format!("comms: a message of {payload} B is above {MAX_COMMS_MESSAGE} B"))
+            }
+            _ => {}
+        }
+        let rate = match request.kind {
+            LoadKind::UdpFlood | LoadKind::PingFlood => {
+                let wire = u64::from(payload) + DATAGRAM_OVERHEAD;
+                let most = self.max_rate.min(self.max_bytes_per_s / wire);
+                match request.rate {
+                    0 if request.kind == LoadKind::PingFlood => 0,
+                    0 if most == 0 => {
+                        return Err(format!("{name}: one {wire}-byte packet a second is above --max-load-bytes"))
+                    }
+                    0 => most,
+                    r if r > self.max_rate => return Err(format!("{name}: {r}/s is above --max-load-rate {}", self.max_rate)),
+                    r if r.saturating_mul(wire) > self.max_bytes_per_s => {
+                        return Err(format!(
+                            "{name}: {r} packets/s of {wire} B is above --max-load-bytes {} B/s",
+                            self.max_bytes_per_s
+                        ))
+                    }
+                    r => r,
+                }
+            }
+            LoadKind::Comms => match request.rate {
+                0 => self.max_bytes_per_s,
+                r if r > self.max_bytes_per_s => {
+                    return Err(format!("comms: {r} B/s is above --max-load-bytes {} B/s", self.max_bytes_per_s))
+                }
+                r => r,
+            },
+        };
+        if request.duration_ms > MAX_LOAD_DURATION_MS {
+            return Err(format!("{name}: {} ms is longer than 24 h", request.duration_ms));
+        }
+        Ok(LoadRequest { payload, rate, ..request })
+    }
 }
 
 /// The counters, shared by the threads.
@@ -91,6 +192,8 @@ struct Counters {
     comms_bytes: AtomicU64,
     comms_refused: AtomicU64,
     answer_send_errors: AtomicU64,
+    foreign_source: AtomicU64,
+    auth_limited: AtomicU64,
 }
 
 impl Counters {
@@ -126,6 +229,8 @@ impl Counters {
             interrupts,
             net_rx_softirqs,
             icmp_echo_replies: icmp_echo_replies().unwrap_or(0),
+            foreign_source: get(&self.foreign_source),
+            auth_limited: get(&self.auth_limited),
         }
     }
 }
@@ -182,7 +287,34 @@ impl SessionTable {
     }
 }
 
+impl SessionTable {
+    /// Closes every session unused for longer than `idle_ns`; whether any was closed.
+    fn close_idle(&self, now_ns: u64, idle_ns: u64) -> bool {
+        let mut closed = false;
+        for slot in &self.slots {
+            if slot.id.load(Ordering::Acquire) != 0 && slot.idle_for(now_ns) > idle_ns {
+                slot.id.store(0, Ordering::Release);
+                closed = true;
+            }
+        }
+        closed
+    }
+
+    /// The peer addresses of the open sessions, each once.
+    fn peer_addresses(&self) -> Vec<Ipv4Addr> {
+        let mut peers: Vec<Ipv4Addr> =
+            self.slots.iter().filter(|s| s.id.load(Ordering::Acquire) != 0).map(|s| *s.peer().ip()).collect();
+        peers.sort();
+        peers.dedup();
+        peers
+    }
+}
+
 impl SessionSlot {
+    fn idle_for(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.last_used_ns.load(Ordering::Relaxed))
+    }
+
     fn peer(&self) -> SocketAddrV4 {
         let packed = self.peer.load(Ordering::Relaxed);
         SocketAddrV4::new(Ipv4Addr::from((packed >> 16) as u32), packed as u16)
@@ -202,6 +334,9 @@ pub struct Station {
     sink: UdpSocket,
     comms: TcpListener,
     icmp: IcmpSocket,
+    /// The ICMP socket's kernel filter, which the control thread keeps to the sessions'
+    /// peers.
+    filter: IcmpFilter,
     counters: Arc<Counters>,
     sessions: Arc<SessionTable>,
 }
@@ -228,7 +363,9 @@ impl Station {
         if !ip.is_unspecified() {
             icmp.bind(ip).map_err(StationError::Sys)?;
         }
-        icmp.keep_only(ECHO_REQUEST, protocol::MAGIC).map_err(StationError::Sys)?;
+        // No session yet: no source passes.
+        let filter = icmp.filter_handle().map_err(StationError::Sys)?;
+        filter.keep_only_from(ECHO_REQUEST, protocol::MAGIC, &[]).map_err(StationError::Sys)?;
         match rtlab_sys::icmp::kernel_answers_echo() {
             Ok(true) => {}
             Ok(false) => {
@@ -253,6 +390,7 @@ impl Station {
             sink,
             comms,
             icmp,
+            filter,
             counters: Arc::new(Counters::default()),
             sessions: Arc::new(SessionTable { slots: Default::default() }),
         })
@@ -278,7 +416,7 @@ impl Station {
     /// Serves until `stop` is set; returns the final counters. The responder's real-time
     /// settings are made on its own thread and undone when it ends.
     pub fn run(self, stop: Arc<AtomicBool>) -> Result<StationCounters, StationError> {
-        let Station { config, loads, control, sink, comms, icmp, counters, sessions } = self;
+        let Station { config, loads, control, sink, comms, icmp, filter, counters, sessions } = self;
         let answer_socket =
             control.try_clone().map_err(|e| StationError::Io { what: "clone the control socket".into(), source: e })?;
         let small = |name: &str| std::thread::Builder::new().name(name.into()).stack_size(256 * 1024);
@@ -294,7 +432,12 @@ impl Station {
         let control_thread = {
             let (counters, sessions, stop, config) = (counters.clone(), sessions.clone(), stop.clone(), config.clone());
             small("rtlab-station-ctl")
-                .spawn(move || serve_control(control, &config, loads.as_deref(), &counters, &sessions, &stop))
+                .spawn(move || {
+                    let result = serve_control(control, &filter, &config, loads.as_deref(), &counters, &sessions, &stop);
+                    // A control thread that cannot keep the filter ends the station.
+                    stop.store(true, Ordering::Relaxed);
+                    result
+                })
                 .map_err(spawn_error)?
         };
         let sink_thread = {
@@ -308,10 +451,11 @@ impl Station {
         let responder_result = responder.join().unwrap_or(Err(StationError::Panicked("responder")));
         // Whatever ended the responder ends the others.
         stop.store(true, Ordering::Relaxed);
-        let _ = control_thread.join();
+        let control_result = control_thread.join().unwrap_or(Err(StationError::Panicked("control")));
         let _ = sink_thread.join();
         let _ = comms_thread.join();
         responder_result?;
+        control_result?;
         Ok(counters.snapshot())
     }
 }
@@ -351,6 +495,7 @@ fn respond(
     let mut out = [0u8; MAX_MESSAGE_LEN];
     // A burst of a tenth of a second's stimuli.
     let mut bucket = TokenBucket::new(config.max_rate_hz, (config.max_rate_hz / 10).max(1), monotonic_ns());
+    let mut auth_failures = TokenBucket::new(AUTH_FAILURES_PER_S, AUTH_FAILURES_PER_S / 10, monotonic_ns());
     let fd = icmp.as_raw_fd();
     while !stop.load(Ordering::Relaxed) {
         // A bounded wait, so a stop is seen without a packet.
@@ -361,13 +506,14 @@ fn respond(
         // CLOCK_REALTIME for the answer (the kernel's receive time is on it); the
         // monotonic clock for Δ, the rate and the session's age (a clock step moves neither).
         let (wake_ns, wake_monotonic) = clock_pair_ns();
-        let IcmpRecv::Packet { len, kernel_rx_ns, .. } = received else { continue };
+        let IcmpRecv::Packet { len, from, kernel_rx_ns } = received else { continue };
         let Some(payload) = echo_payload(&packet[..len]) else {
             counters.malformed.fetch_add(1, Ordering::Relaxed);
             continue;
         };
-        let (header, body) = match protocol::decode(&config.key, payload) {
-            Ok(decoded) => decoded,
+        // The checks that cost no MAC first: a flood without the key is dropped by them.
+        let header = match protocol::check_form(payload) {
+            Ok(header) => header,
             Err(why) => {
                 counters.reject(why);
                 continue;
@@ -381,8 +527,29 @@ fn respond(
             counters.unknown_session.fetch_add(1, Ordering::Relaxed);
             continue;
         };
-        // The control thread never replaces a slot used within SESSION_KEPT_NS; the id is
-        // checked again around the replay check for one idle longer than that.
+        if from != *session.peer().ip() {
+            counters.foreign_source.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if session.last_stimulus.load(Ordering::Acquire) >= header.sequence {
+            counters.replayed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        // Only a packet that names a held session, comes from its peer and carries a new
+        // sequence costs an HMAC; those that fail it are held to a budget.
+        if !auth_failures.has_token(wake_monotonic) {
+            counters.auth_limited.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if !protocol::verify_tag(&config.key, payload) {
+            auth_failures.take(wake_monotonic);
+            counters.bad_tag.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let body = protocol::body_of(payload);
+        // The control thread never replaces a slot used within SESSION_KEPT_NS, nor closes
+        // one used within SESSION_IDLE_NS; the id is checked again around the replay check
+        // for one idle longer than that.
         if session.id.load(Ordering::Acquire) != header.session {
             counters.unknown_session.fetch_add(1, Ordering::Relaxed);
             continue;
@@ -452,10 +619,20 @@ impl TokenBucket {
         Self { rate, capacity, tokens_ns: capacity, last_ns: now_ns }
     }
 
-    fn take(&mut self, now_ns: u64) -> bool {
+    fn refill(&mut self, now_ns: u64) {
         let elapsed = now_ns.saturating_sub(self.last_ns);
         self.last_ns = now_ns.max(self.last_ns);
         self.tokens_ns = self.tokens_ns.saturating_add(elapsed.saturating_mul(self.rate)).min(self.capacity);
+    }
+
+    /// Whether a token is there now, without taking it.
+    fn has_token(&mut self, now_ns: u64) -> bool {
+        self.refill(now_ns);
+        self.tokens_ns >= 1_000_000_000
+    }
+
+    fn take(&mut self, now_ns: u64) -> bool {
+        self.refill(now_ns);
         if self.tokens_ns >= 1_000_000_000 {
             self.tokens_ns -= 1_000_000_000;
             true
@@ -465,20 +642,29 @@ impl TokenBucket {
     }
 }
 
-/// The control thread: HELLO and STATUS_REQUEST, answered only when authenticated.
+/// The control thread: HELLO, STATUS_REQUEST, LOAD_START and LOAD_STOP, answered only when
+/// authenticated; it also closes idle sessions and keeps the kernel filter to the open
+/// sessions' peers. Err when the filter cannot be replaced.
 fn serve_control(
     socket: UdpSocket,
+    filter: &IcmpFilter,
     config: &StationConfig,
     loads: Option<&dyn LoadSource>,
     counters: &Counters,
     sessions: &SessionTable,
     stop: &AtomicBool,
-) {
+) -> Result<(), StationError> {
     let mut buf = [0u8; 2048];
     let mut out = [0u8; MAX_MESSAGE_LEN];
-    // Nonces of recent HELLOs: a replayed HELLO is refused.
-    let mut recent_nonces = [[0u8; 16]; 64];
+    // Nonces of the HELLOs accepted within the freshness window: a replayed HELLO is
+    // refused, and an older one is refused by its time.
+    let mut recent_nonces = vec![[0u8; 16]; REMEMBERED_NONCES];
     let mut next_nonce = 0usize;
+    let keep_peers = || {
+        filter
+            .keep_only_from(ECHO_REQUEST, protocol::MAGIC, &sessions.peer_addresses())
+            .map_err(StationError::Sys)
+    };
     let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, monotonic_ns());
     // Loads sent: (kind, session, started, duration), each stopped at its duration or when
     // its session goes silent.
@@ -487,6 +673,9 @@ fn serve_control(
     // its reply was lost gets the same answer.
     let mut stopped: Vec<(LoadKind, u64, [u64; 4])> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
+        if sessions.close_idle(monotonic_ns(), config.session_idle_ns) {
+            keep_peers()?;
+        }
         if let Some(loads) = loads {
             let now = monotonic_ns();
             active.retain(|&(kind, session, started, duration)| {
@@ -514,9 +703,9 @@ fn serve_control(
         };
         match header.kind {
             Kind::Hello => {
-                let mut nonce = [0u8; 16];
-                nonce.copy_from_slice(body);
-                if recent_nonces.contains(&nonce) {
+                let hello = Hello::from_body(body);
+                let nonce = hello.nonce;
+                if !hello.is_fresh(realtime_ns()) || recent_nonces.contains(&nonce) {
                     counters.replayed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
@@ -533,6 +722,8 @@ fn serve_control(
                     continue;
                 }
                 counters.sessions.fetch_add(1, Ordering::Relaxed);
+                // The peer's stimuli pass the kernel filter before it learns the session.
+                keep_peers()?;
                 let welcome = Welcome {
                     client_nonce: nonce,
                     delta_ns: config.delta_ns,
@@ -544,7 +735,9 @@ fn serve_control(
                 let _ = socket.send_to(&out[..n], from);
             }
             Kind::StatusRequest => {
-                let Some(session) = control_session(sessions, counters, header) else { continue };
+                let Some(session) = control_session(sessions, counters, header, config.session_idle_ns) else {
+                    continue;
+                };
                 let status = counters.snapshot();
                 let n = protocol::encode(
                     &config.key,
@@ -563,11 +756,17 @@ fn serve_control(
                     counters.malformed.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
-                let Some(session) = control_session(sessions, counters, header) else { continue };
+                let Some(session) = control_session(sessions, counters, header, config.session_idle_ns) else {
+                    continue;
+                };
                 let peer = session.peer();
                 let tally = match (header.kind, loads) {
                     (Kind::LoadStart, _) => match LoadRequest::from_body(body) {
-                        Some(request) => {
+                        Some(asked) => {
+                            // Defaults filled in, flat out made concrete; refused above the
+                            // limits (answered `accepted = 0`, as every refusal).
+                            let resolved = config.load_limits.resolve(asked);
+                            let request = resolved.clone().unwrap_or(asked);
                             // Only ever towards the session's own address.
                             let target = SocketAddrV4::new(*peer.ip(), request.port);
                             let running = active.iter().find(|a| a.0 == request.kind).map(|a| a.1);
@@ -576,9 +775,7 @@ fn serve_control(
                             let already = running == Some(header.session);
                             let accepted = already
                                 || match loads {
-                                    Some(l) if running.is_none() && request.duration_ms <= MAX_LOAD_DURATION_MS => {
-                                        l.start(request, target).is_ok()
-                                    }
+                                    Some(l) if running.is_none() && resolved.is_ok() => l.start(request, target).is_ok(),
                                     _ => false,
                                 };
                             if accepted && !already {
@@ -644,6 +841,7 @@ fn serve_control(
             loads.stop(kind);
         }
     }
+    Ok(())
 }
 
 /// The session of an authenticated control request (STATUS_REQUEST, LOAD_START,
@@ -653,11 +851,17 @@ fn control_session<'t>(
     sessions: &'t SessionTable,
     counters: &Counters,
     header: protocol::Header,
+    idle_ns: u64,
 ) -> Option<&'t SessionSlot> {
     let Some(session) = sessions.find(header.session) else {
         counters.unknown_session.fetch_add(1, Ordering::Relaxed);
         return None;
     };
+    // An idle session is closed even between two sweeps of the control loop.
+    if session.idle_for(monotonic_ns()) > idle_ns {
+        counters.unknown_session.fetch_add(1, Ordering::Relaxed);
+        return None;
+    }
     if !SessionSlot::advance(&session.last_control, header.sequence) {
         counters.replayed.fetch_add(1, Ordering::Relaxed);
         return None;

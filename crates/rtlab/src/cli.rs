@@ -367,6 +367,11 @@ pub struct StationArgs {
     /// for flat out gets this rate; a ping flood without a rate runs as `ping -f`)
     #[arg(long, default_value_t = 250_000)]
     pub max_load_rate: u64,
+    /// With --serve-loads: bytes per second sent at most, with a unit (`125MB/s`,
+    /// `100Mbit/s`): datagrams with their IP and UDP/ICMP headers, comms as message bytes
+    /// sent plus echoed (a comms load asked for flat out gets this rate)
+    #[arg(long, default_value = "125MB/s")]
+    pub max_load_bytes: String,
     /// Print only the final counters
     #[arg(long, short = 'q')]
     pub quiet: bool,

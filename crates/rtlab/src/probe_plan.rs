@@ -290,6 +290,12 @@ pub fn resolve(
                 rtlab_probe::remote::MAX_RATE_HZ
             )));
         }
+        if *hz < rtlab_probe::remote::MIN_RATE_HZ {
+            return Err(usage(format!(
+                "--rate: the remote probe sends at least {} stimuli/s (the station closes a session idle for 60 s)",
+                rtlab_probe::remote::MIN_RATE_HZ
+            )));
+        }
     }
     let noise_used = uses(|p| *p == ProbeChoice::Noise);
     let noise_threshold_ns = match &args.noise_threshold {

@@ -9,7 +9,7 @@ use crate::errors::{environment, usage};
 use rtlab_analysis::units::parse_time_ns;
 use rtlab_station::protocol::{Key, StationCounters};
 use rtlab_station::protocol::{LoadKind, LoadRequest};
-use rtlab_station::station::{LoadSource, Station, StationConfig};
+use rtlab_station::station::{LoadLimits, LoadSource, Station, StationConfig};
 use rtlab_station::StationError;
 use std::net::{SocketAddr, SocketAddrV4};
 use std::sync::atomic::Ordering;
@@ -58,6 +58,9 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
     if args.max_load_rate == 0 {
         return Err(usage("--max-load-rate: at least 1 per second"));
     }
+    let max_load_bytes: rtlab_load::comms::ByteRate =
+        args.max_load_bytes.parse().map_err(|e| usage(format!("--max-load-bytes: {e}")))?;
+    let load_limits = LoadLimits { max_rate: args.max_load_rate, max_bytes_per_s: max_load_bytes.bytes_per_s() };
     let station = Station::bind(StationConfig {
         listen,
         key,
@@ -65,6 +68,8 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
         max_rate_hz: args.max_rate,
         responder_cpu: Some(cpu),
         responder_priority: Some(args.priority),
+        load_limits,
+        session_idle_ns: rtlab_station::station::SESSION_IDLE_NS,
     })
     .map_err(|e| match e {
         StationError::Config(m) => usage(m),
@@ -74,7 +79,6 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
     let station = if args.serve_loads {
         station.with_loads(std::sync::Arc::new(LoadsSent {
             key_file: args.key.clone(),
-            max_rate: args.max_load_rate,
             running: std::sync::Mutex::new(Vec::new()),
         }))
     } else {
@@ -116,10 +120,10 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
 }
 
 /// The loads this station sends when asked (`--serve-loads`): rtlab's own loads pointed at
-/// the requesting session's address.
+/// the requesting session's address. The station has already held each request to its
+/// [`LoadLimits`] and made its rate concrete.
 struct LoadsSent {
     key_file: std::path::PathBuf,
-    max_rate: u64,
     running: std::sync::Mutex<Vec<(LoadKind, Box<dyn rtlab_load::Load>)>>,
 }
 
@@ -127,18 +131,11 @@ impl LoadSource for LoadsSent {
     fn start(&self, request: LoadRequest, target: SocketAddrV4) -> Result<(), String> {
         use rtlab_load::{comms, ping_flood, udp_flood};
         let payload = request.payload as usize;
-        let capped = |rate: u64| -> Result<u64, String> {
-            match rate {
-                0 => Ok(self.max_rate),
-                r if r <= self.max_rate => Ok(r),
-                r => Err(format!("{r}/s is above --max-load-rate {}", self.max_rate)),
-            }
-        };
         let mut load: Box<dyn rtlab_load::Load> = match request.kind {
             LoadKind::UdpFlood => Box::new(
                 udp_flood::UdpFloodLoad::new(udp_flood::UdpFloodParams {
-                    rate: Some(capped(request.rate)?),
-                    payload: if payload == 0 { 64 } else { payload },
+                    rate: Some(request.rate),
+                    payload,
                     senders: 1,
                     target: Some(SocketAddr::V4(target)),
                 })
@@ -146,10 +143,10 @@ impl LoadSource for LoadsSent {
             ),
             LoadKind::Comms => Box::new(
                 comms::CommsLoad::new(comms::CommsParams {
-                    message_bytes: if payload == 0 { 60_000 } else { payload },
+                    message_bytes: payload,
                     clients: 1,
                     peer: Some(SocketAddr::V4(target)),
-                    rate: (request.rate > 0).then(|| comms::ByteRate::from_bytes_per_s(request.rate)),
+                    rate: Some(comms::ByteRate::from_bytes_per_s(request.rate)),
                     station_key: Some(self.key_file.clone()),
                 })
                 .map_err(|e| e.to_string())?,
@@ -157,12 +154,9 @@ impl LoadSource for LoadsSent {
             LoadKind::PingFlood => Box::new(
                 ping_flood::PingFloodLoad::new(ping_flood::PingFloodParams {
                     target: *target.ip(),
-                    payload: if payload == 0 { 56 } else { payload },
+                    payload,
                     // Without a rate, as `ping -f`: one request in flight, paced by the replies.
-                    rate: match request.rate {
-                        0 => None,
-                        r => Some(capped(r)? as f64),
-                    },
+                    rate: (request.rate > 0).then_some(request.rate as f64),
                     senders: 1,
                 })
                 .map_err(|e| e.to_string())?,
@@ -197,7 +191,7 @@ impl LoadSource for LoadsSent {
 pub fn status_line(c: &StationCounters) -> String {
     format!(
         "station: answered {} (send errors {}) | dropped: rate {}, bad tag {}, malformed {}, oversized {}, wrong version {}, replayed {}, \
-         unknown session {} | sessions {} | sink {} datagrams | comms {} bytes, {} refused",
+         unknown session {}, foreign source {}, auth limited {} | sessions {} | sink {} datagrams | comms {} bytes, {} refused",
         c.answered,
         c.answer_send_errors,
         c.rate_limited,
@@ -207,6 +201,8 @@ pub fn status_line(c: &StationCounters) -> String {
         c.wrong_version,
         c.replayed,
         c.unknown_session,
+        c.foreign_source,
+        c.auth_limited,
         c.sessions,
         c.sink_packets,
         c.comms_bytes,

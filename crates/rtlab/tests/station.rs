@@ -302,7 +302,8 @@ fn bad_peers_cost_packets_not_correctness() {
     let mut out = [0u8; MAX_MESSAGE_LEN];
     let mut buf = [0u8; 2048];
 
-    // Wrong key: a HELLO and a stimulus; neither is answered.
+    // Wrong key: a HELLO (its tag fails) and a stimulus naming a made-up session (dropped
+    // before the MAC as an unknown session); neither is answered.
     let (n, _) = hello(&wrong, &mut out);
     attacker.send_to(&out[..n], address).unwrap();
     let mut icmp = IcmpSocket::open().unwrap();
@@ -311,7 +312,8 @@ fn bad_peers_cost_packets_not_correctness() {
     settle();
     assert!(attacker.recv(&mut buf).is_err(), "a HELLO with the wrong key was answered");
     let c = counted(&mut client);
-    assert_eq!(c.bad_tag - base.bad_tag, 2, "{c:?}");
+    assert_eq!(c.bad_tag - base.bad_tag, 1, "{c:?}");
+    assert_eq!(c.unknown_session - base.unknown_session, 1, "{c:?}");
 
     // Truncated: a valid HELLO cut short; a stimulus cut short.
     let (n, _) = hello(&key, &mut out);
@@ -337,6 +339,9 @@ fn bad_peers_cost_packets_not_correctness() {
     let got = attacker.recv(&mut buf).expect("the first HELLO is welcomed");
     let (session, _) = accept_welcome(&key, &buf[..got], &nonce).expect("an authenticated WELCOME");
     assert!(attacker.recv(&mut buf).is_err(), "the replayed HELLO was answered");
+    // The wrong key on a real session from its peer's address: the MAC fails.
+    let n = protocol::encode(&wrong, Kind::Stimulus, session, 8, &[0; 8], &mut out);
+    send_icmp(&mut icmp, *address.ip(), &out[..n], 1);
     let n = protocol::encode(&key, Kind::Stimulus, session, 9, &[0; 8], &mut out);
     send_icmp(&mut icmp, *address.ip(), &out[..n], 2);
     let got = attacker.recv(&mut buf).expect("the stimulus is answered once");
@@ -349,8 +354,27 @@ fn bad_peers_cost_packets_not_correctness() {
     settle();
     let c4 = counted(&mut client);
     assert_eq!(c4.replayed - c3.replayed, 2, "{c4:?}");
+    assert_eq!(c4.bad_tag - c3.bad_tag, 1, "{c4:?}");
     assert_eq!(c4.unknown_session - c3.unknown_session, 1, "{c4:?}");
     assert_eq!(c4.answered - c3.answered, 1);
+
+    // HELLOs above 10 a second: 20 at once open at most the bucket's 10 (11 if it refilled
+    // meanwhile), the rest are counted rate_limited, and the real peer's run below still
+    // gets its sessions.
+    let mut welcomes = 0u64;
+    for _ in 0..20 {
+        let (n, _) = hello(&key, &mut out);
+        attacker.send_to(&out[..n], address).unwrap();
+    }
+    while attacker.recv(&mut buf).is_ok() {
+        welcomes += 1;
+    }
+    let c4b = counted(&mut client);
+    assert!((5..=11).contains(&welcomes), "{welcomes} of 20 HELLOs welcomed");
+    assert_eq!(c4b.rate_limited - c4.rate_limited, 20 - welcomes, "{c4b:?}");
+    assert_eq!(c4b.sessions - c4.sessions, welcomes, "{c4b:?}");
+    std::thread::sleep(Duration::from_millis(1_100));
+    let c4 = c4b;
 
     // A junk flood while the real peer measures: the peer's stimuli are all answered.
     let flooding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
@@ -369,7 +393,7 @@ fn bad_peers_cost_packets_not_correctness() {
                     let mut bytes = [0u8; 64];
                     bytes[..8].copy_from_slice(&x.to_le_bytes());
                     bytes[..4].copy_from_slice(b"RTLB");
-                    bytes[4] = 1;
+                    bytes[4] = protocol::VERSION;
                     bytes[5] = (x % 7) as u8;
                     let _ = junk.send_to(&bytes[..(x % 64) as usize], address);
                     send_icmp(&mut icmp, *address.ip(), &bytes[..48], 1);
