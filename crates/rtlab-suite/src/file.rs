@@ -219,7 +219,7 @@ impl SuiteFile {
     /// Parses and checks a suite file. Errors say "suite SOURCE: where: what" (exit 2).
     pub fn parse(text: &str, source: &str, check: &dyn ExperimentCheck) -> Result<SuiteFile, SuiteError> {
         let fail = |what: String| SuiteError::Invalid(format!("suite {source}: {what}"));
-        let raw: RawSuite = toml::from_str(text).map_err(|e| {
+        let mut raw: RawSuite = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
             let at = line.map(|l| format!("line {l}: ")).unwrap_or_default();
             fail(format!("{at}{}", e.message().trim()))
@@ -261,7 +261,8 @@ impl SuiteFile {
             }
             ids.push(&f.id);
         }
-        for j in &raw.judgements {
+        for j in &mut raw.judgements {
+            j.resolve_figures(&raw.figures).map_err(|e| fail(e.to_string()))?;
             j.check(&names).map_err(|e| fail(e.to_string()))?;
             if ids.contains(&j.id.as_str()) {
                 return Err(fail(format!("id {:?} is used twice", j.id)));
@@ -499,6 +500,116 @@ mod tests {
         let unmounted = missing_capability("split", Some("tracefs is not mounted")).flatten().unwrap();
         assert!(unmounted.ends_with("traces the kernel: tracefs is not mounted"), "{unmounted}");
         assert_eq!(missing_capability("warp", None), None);
+    }
+
+    /// MINIMAL with a second condition, a histogram figure of one condition, and a
+    /// count-within judgement whose cell is `cell`.
+    fn with_figure_judgement(cell: &str) -> String {
+        format!(
+            r#"{MINIMAL}
+            [[condition]]
+            name = "loaded"
+            samples = 10
+            [[figure]]
+            id = "fig-9"
+            title = "Figure 9"
+            kind = "histogram"
+            metric = "timer.irq"
+            conditions = ["loaded"]
+            where = {{ cpu = 0 }}
+            [[judgement]]
+            id = "fig-9-count"
+            title = "Over 100,000"
+            paper = "over 100,000 events"
+            kind = "count-within"
+            within = ["10us", "11us"]
+            count = 100000
+            cells = [{cell}]
+            "#
+        )
+    }
+
+    #[test]
+    fn a_judgement_cell_takes_its_condition_and_metric_from_a_figure() {
+        let file = parse(&with_figure_judgement(r#"{ figure = "fig-9", label = "L_irq" }"#)).unwrap();
+        let cell = &file.judgements[0].cells[0];
+        assert_eq!((cell.condition.as_str(), cell.metric.as_str()), ("loaded", "timer.irq"));
+        assert_eq!(cell.selector.as_ref().and_then(|s| s.cpu), Some(0));
+        // The figure is the one place: moving it moves the judgement.
+        let moved = with_figure_judgement(r#"{ figure = "fig-9" }"#)
+            .replace(r#"conditions = ["loaded"]"#, r#"conditions = ["unloaded"]"#);
+        assert_eq!(parse(&moved).unwrap().judgements[0].cells[0].condition, "unloaded");
+        let cases = [
+            (
+                r#"{ figure = "fig-9", condition = "loaded" }"#,
+                "judgement \"fig-9-count\": cells 1: figure \"fig-9\" gives the cell its condition, metric and where: give figure, or condition and metric, not both",
+            ),
+            (r#"{ figure = "fig-10" }"#, "cells 1: figure \"fig-10\" is not a figure of this suite"),
+            (r#"{ label = "x" }"#, "cells 1: give condition and metric, or figure"),
+        ];
+        for (cell, expected) in cases {
+            let e = parse(&with_figure_judgement(cell)).unwrap_err().to_string();
+            assert!(e.starts_with("suite mini.toml: ") && e.contains(expected), "{expected}: {e}");
+        }
+        let two = with_figure_judgement(r#"{ figure = "fig-9" }"#)
+            .replace(r#"conditions = ["loaded"]"#, r#"conditions = ["unloaded", "loaded"]"#);
+        let e = parse(&two).unwrap_err().to_string();
+        assert!(e.ends_with("figure \"fig-9\" draws 2 conditions: a cell takes a figure of one"), "{e}");
+    }
+
+    #[test]
+    fn the_new_judgement_keys_are_checked() {
+        let base = with_figure_judgement(r#"{ figure = "fig-9" }"#);
+        let cases = [
+            (base.replace("count = 100000", ""), "count: give the count every cell must exceed"),
+            (base.replace(r#"["10us", "11us"]"#, r#"["11us", "10us"]"#), "within: \"11us\" is not below \"10us\""),
+            (base.replace(r#"["10us", "11us"]"#, r#"["10us"]"#), "within: give the interval as two durations"),
+            (
+                base.replace("count = 100000", "count = 100000\ncriteria = [\"mean\"]"),
+                "criteria belongs to predictability",
+            ),
+            (
+                base.replace("count = 100000", "count = 100000\ndesigner_percent = 5"),
+                "designer_percent belongs to jitter-share",
+            ),
+            (
+                base.replace("kind = \"count-within\"", "kind = \"predictability\"")
+                    .replace("within = [\"10us\", \"11us\"]", "criteria = [\"mean\", \"median\"]")
+                    .replace("count = 100000", ""),
+                "criteria: \"median\": use mean, sd, max-over-mean",
+            ),
+            (
+                base.replace("kind = \"count-within\"", "kind = \"worst-case\"")
+                    .replace(
+                        "within = [\"10us\", \"11us\"]",
+                        "bounds = [\"100us\", \"20us\"]\nclasses = [\"a\", \"b\"]",
+                    )
+                    .replace("count = 100000", "")
+                    .replace(r#"{ figure = "fig-9" }"#, r#"{ figure = "fig-9", statistic = "max" }"#),
+                "a worst-case judgement takes two, the lower first",
+            ),
+            (
+                base.replace("kind = \"count-within\"", "kind = \"worst-case\"")
+                    .replace("within = [\"10us\", \"11us\"]", "bounds = [\"20us\", \"100us\"]")
+                    .replace("count = 100000", "")
+                    .replace(r#"{ figure = "fig-9" }"#, r#"{ figure = "fig-9", statistic = "max" }"#),
+                "classes: name the side below the first bound and the side over the second",
+            ),
+            (
+                base.replace("kind = \"count-within\"", "kind = \"lowest\"")
+                    .replace("within = [\"10us\", \"11us\"]", "")
+                    .replace("count = 100000", "")
+                    .replace(r#"{ figure = "fig-9" }"#, r#"{ figure = "fig-9", statistic = "stddev" }"#),
+                "a lowest judgement compares its first cell with at least one other",
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("suite mini.toml: judgement \"fig-9-count\": ") && e.contains(expected),
+                "{expected}: {e}"
+            );
+        }
     }
 
     #[test]

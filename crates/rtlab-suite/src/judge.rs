@@ -4,7 +4,7 @@
 //! conclusion, which the suite report shows after the tables.
 
 use crate::measure::{measurements_for, statistic_of, ConditionRun};
-use rtlab_analysis::units::format_us;
+use rtlab_analysis::units::{format_us, thousands};
 use rtlab_report::digest::combine;
 use rtlab_report::per_setting::steps;
 use rtlab_report::ReportError;
@@ -35,6 +35,9 @@ pub fn judge(spec: &JudgementSpec, conditions: &[ConditionRun]) -> Result<Judgem
         "share-below" => share_below(spec, conditions, &mut result)?,
         "lower-by" => lower_by(spec, conditions, &mut result)?,
         "schedulability" => schedulability(spec, conditions, &mut result)?,
+        "worst-case" => worst_case(spec, conditions, &mut result)?,
+        "count-within" => count_within(spec, conditions, &mut result)?,
+        "lowest" => lowest(spec, conditions, &mut result)?,
         other => return Err(ReportError::Usage { what: "suite".into(), reason: format!("judgement kind {other:?}") }),
     }
     Ok(result)
@@ -84,7 +87,7 @@ fn us(ns: i64) -> String {
     let (whole, fraction) = text.split_once('.').unwrap_or((&text, "0"));
     let negative = whole.starts_with('-');
     let digits = whole.trim_start_matches('-');
-    let grouped = rtlab_analysis::units::thousands(digits.parse::<u64>().unwrap_or(0));
+    let grouped = thousands(digits.parse::<u64>().unwrap_or(0));
     format!("{}{grouped}.{fraction}", if negative { "-" } else { "" })
 }
 
@@ -158,15 +161,22 @@ fn bounds(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut Judgement
     Ok(())
 }
 
-/// Per task period: the metric's maximum as a share of the period; "hard" at most `percent`.
+/// Per task period: the worst of the metric as a share of the period (Dodiu's "the jitter is
+/// at most 7,4% from the task's main period"). The shortest period is judged by the paper's
+/// own words: a share of at least `percent` is what the paper calls "not satisfactory" for
+/// its shortest period (33 %). The longer periods are acceptable to the paper "as long as it
+/// will not exceed the values imposed by system designers": they are judged against
+/// `designer_percent` when it is given, and otherwise only reported. A designer's limit
+/// applies to the shortest period too where the paper's words do not reject it.
 fn jitter_share(
     spec: &JudgementSpec,
     conditions: &[ConditionRun],
     out: &mut JudgementResult,
 ) -> Result<(), ReportError> {
-    let limit = spec.percent.unwrap_or(10.0);
-    // (period ns, hard in every cell so far, worst share)
-    let mut per_period: Vec<(u64, bool, f64)> = Vec::new();
+    let rejected = spec.percent.unwrap_or(33.0);
+    let designer = spec.designer_percent;
+    // (period ns, worst share over the cells)
+    let mut per_period: Vec<(u64, f64)> = Vec::new();
     let mut missing = Vec::new();
     for cell in &spec.cells {
         let found = match measurements_of(cell, StatisticSpec::Max, conditions) {
@@ -180,64 +190,107 @@ fn jitter_share(
             let period = step.value.round() as u64;
             let Some(max) = step.combined.moments.max() else { continue };
             let share = 100.0 * max as f64 / period.max(1) as f64;
-            let hard = share <= limit;
             out.findings.push(format!(
-                "{}, period {} µs: maximum {} µs = {share:.1} % of the period: {}",
+                "{}, period {} µs: maximum {} µs = {share:.1} % of the period",
                 cell.shown(),
                 Setting::Period.label(period as f64),
                 us(max),
-                if hard { "hard" } else { "soft" }
             ));
-            match per_period.iter_mut().find(|(p, _, _)| *p == period) {
-                Some(entry) => {
-                    entry.1 &= hard;
-                    entry.2 = entry.2.max(share);
-                }
-                None => per_period.push((period, hard, share)),
+            match per_period.iter_mut().find(|(p, _)| *p == period) {
+                Some(entry) => entry.1 = entry.1.max(share),
+                None => per_period.push((period, share)),
             }
         }
     }
     if !missing.is_empty() {
         out.findings.push(format!("Not measured: {}.", missing.join("; ")));
     }
-    if per_period.is_empty() {
+    per_period.sort_by_key(|(p, _)| *p);
+    let Some((&(shortest, short_share), longer)) = per_period.split_first() else {
         out.conclusion = "Cannot be judged: no period jitter was measured.".into();
         return Ok(());
+    };
+    let shown = |p: u64, share: f64| format!("{} µs ({share:.1} %)", Setting::Period.label(p as f64));
+    let mut sentences = Vec::new();
+    // Some(false) as soon as a period fails; None while a period is left unjudged.
+    let mut met = Some(true);
+    if short_share >= rejected {
+        met = Some(false);
+        sentences.push(format!(
+            "The shortest period, {}, is not satisfactory in the paper's words: its worst jitter reaches the {rejected} % of the period that the paper rejects for its shortest period (\"with high frequency real-time systems this is not acceptable\").",
+            shown(shortest, short_share)
+        ));
+    } else {
+        let against = match designer {
+            Some(d) if short_share <= d => format!("; it is within the designer's limit of {d} %"),
+            Some(d) => {
+                met = Some(false);
+                format!("; it exceeds the designer's limit of {d} %")
+            }
+            None => {
+                met = None;
+                "; the paper names no share it would accept there".into()
+            }
+        };
+        sentences.push(format!(
+            "The shortest period, {}, stays below the {rejected} % that the paper calls not satisfactory{against}.",
+            shown(shortest, short_share)
+        ));
     }
-    per_period.sort_by_key(|(p, _, _)| *p);
-    let list = |hard: bool| {
-        per_period
-            .iter()
-            .filter(|(_, h, _)| *h == hard)
-            .map(|(p, _, s)| format!("{} µs ({s:.1} %)", Setting::Period.label(*p as f64)))
-            .collect::<Vec<_>>()
-    };
-    let (hard, soft) = (list(true), list(false));
-    out.met = Some(soft.is_empty() && missing.is_empty());
-    out.conclusion = match (hard.is_empty(), soft.is_empty()) {
-        (false, true) => format!(
-            "Hard real-time at every period measured: the worst jitter stays within {limit} % of the period ({}).",
-            hard.join(", ")
-        ),
-        (true, false) => format!(
-            "Soft real-time only: at every period measured the worst jitter exceeds {limit} % of the period ({}).",
-            soft.join(", ")
-        ),
-        _ => format!(
-            "Hard real-time for the periods {} (worst jitter within {limit} % of the period); soft real-time for {}.",
-            hard.join(", "),
-            soft.join(", ")
-        ),
-    };
+    if !longer.is_empty() {
+        let list = |keep: &dyn Fn(f64) -> bool| {
+            longer.iter().filter(|(_, s)| keep(*s)).map(|(p, s)| shown(*p, *s)).collect::<Vec<_>>().join(", ")
+        };
+        match designer {
+            Some(d) => {
+                let (within, over) = (list(&|s| s <= d), list(&|s| s > d));
+                if !over.is_empty() {
+                    met = Some(false);
+                }
+                sentences.push(match (within.is_empty(), over.is_empty()) {
+                    (false, true) => format!("The longer periods stay within the designer's limit of {d} %: {within}."),
+                    (true, false) => format!("The longer periods exceed the designer's limit of {d} %: {over}."),
+                    _ => format!(
+                        "Of the longer periods, {within} stay within the designer's limit of {d} %; {over} exceed it."
+                    ),
+                });
+            }
+            None => {
+                if met == Some(true) {
+                    met = None;
+                }
+                sentences.push(format!(
+                    "The longer periods, {}, are acceptable to the paper \"as long as it will not exceed the values imposed by system designers\": not judged here (give designer_percent, a designer's limit as a share of the period).",
+                    list(&|_| true)
+                ));
+            }
+        }
+    }
+    if !missing.is_empty() && met == Some(true) {
+        met = None;
+    }
+    out.met = met;
+    out.conclusion = sentences.join(" ");
     Ok(())
 }
 
-/// Standard deviation and maximum against mean, beside the paper's platforms.
+/// What a `predictability` criterion is called in a conclusion ("a lower SD").
+fn criterion_words(criterion: &str) -> &'static str {
+    match criterion {
+        "mean" => "a lower mean",
+        "sd" => "a lower SD",
+        _ => "a maximum closer to the mean",
+    }
+}
+
+/// The paper's criteria of predictability (`criteria`: a lower mean, a lower standard
+/// deviation, a maximum closer to the mean), per cell, ranked against the paper's platforms.
 fn predictability(
     spec: &JudgementSpec,
     conditions: &[ConditionRun],
     out: &mut JudgementResult,
 ) -> Result<(), ReportError> {
+    let criteria = spec.predictability_criteria();
     let mut conclusions = Vec::new();
     for cell in &spec.cells {
         let found = match measurements_of(cell, StatisticSpec::Max, conditions) {
@@ -267,27 +320,48 @@ fn predictability(
         if spec.reference.is_empty() {
             continue;
         }
-        let sd_us = sd / 1000.0;
-        let lower_sd = spec.reference.iter().filter(|r| sd_us < r.sd).count();
-        let lower_ratio = spec.reference.iter().filter(|r| r.mean > 0.0 && ratio < r.max / r.mean).count();
-        let n = spec.reference.len();
+        let (mean_us, sd_us) = (mean / 1000.0, sd / 1000.0);
+        let ranks: Vec<String> = criteria
+            .iter()
+            .map(|c| {
+                let better = match *c {
+                    "mean" => spec.reference.iter().filter(|r| mean_us < r.mean).count(),
+                    "sd" => spec.reference.iter().filter(|r| sd_us < r.sd).count(),
+                    _ => spec.reference.iter().filter(|r| r.mean > 0.0 && ratio < r.max / r.mean).count(),
+                };
+                format!("{} than {better}", criterion_words(c))
+            })
+            .collect();
         conclusions.push(format!(
-            "{}: a lower SD than {lower_sd} and a maximum closer to the mean than {lower_ratio} of the paper's {n} platforms",
-            cell.shown()
+            "{}: {} of the paper's {} platforms",
+            cell.shown(),
+            ranks.join(" and "),
+            spec.reference.len()
         ));
     }
     if !spec.reference.is_empty() {
         let refs: Vec<String> = spec
             .reference
             .iter()
-            .map(|r| format!("{} SD {:.1} µs, max {:.1} times the mean", r.label, r.sd, r.max / r.mean))
+            .map(|r| {
+                let parts: Vec<String> = criteria
+                    .iter()
+                    .map(|c| match *c {
+                        "mean" => format!("mean {:.1} µs", r.mean),
+                        "sd" => format!("SD {:.1} µs", r.sd),
+                        _ => format!("max {:.1} times the mean", r.max / r.mean),
+                    })
+                    .collect();
+                format!("{} {}", r.label, parts.join(", "))
+            })
             .collect();
         out.findings.push(format!("The paper: {}.", refs.join("; ")));
     }
+    let named = criteria.iter().map(|c| criterion_words(c).trim_start_matches("a ")).collect::<Vec<_>>().join(", ");
     out.conclusion = if conclusions.is_empty() {
-        "The paper's criteria, computed for this machine: a lower standard deviation and a maximum closer to the mean are the more predictable.".into()
+        format!("The paper's criteria, computed for this machine: the platform with {named} is the more predictable.")
     } else {
-        format!("By the paper's criteria (lower SD, maximum closer to the mean): {}.", conclusions.join("; "))
+        format!("By the paper's criteria ({named}): {}.", conclusions.join("; "))
     };
     Ok(())
 }
@@ -348,16 +422,200 @@ fn lower_by(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut Judgeme
             }
         }
     }
+    let value = if spec.cells.len() > 1 {
+        format!("value (the worst of its {} cells)", spec.cells.len())
+    } else {
+        "value".to_string()
+    };
     out.conclusion = format!(
-        "A statement between configurations: run the suite on each (e.g. PREEMPT_RT and the co-kernel's Linux, with their own --label) and `rtlab compare` the suite directories; the report then says for each pair whether one's value is at least {} % lower than the other's.",
+        "A statement between configurations: run the suite on each (each kernel with its own --label) and `rtlab compare` the suite directories; the report then says for each pair whether one's {value} is at least {} % lower than the other's.",
         spec.percent.unwrap_or(0.0)
     );
     Ok(())
 }
 
-/// The paper's analysis of a task set (rate-monotonic priorities, response-time analysis),
-/// charged with this machine's worst J and CS from the suite's own conditions, and with the
-/// paper's figures beside it.
+/// The value a `lower-by` judgement compares across suite runs: the worst (largest) of its
+/// cells' values, when every cell was measured (one cell: its value).
+pub fn lower_by_value(values_ns: &[Option<i64>]) -> Option<i64> {
+    values_ns.iter().copied().collect::<Option<Vec<i64>>>()?.into_iter().max()
+}
+
+/// Each cell's time statistic, or why there is none (the value or the reason, by cell).
+fn time_cells(
+    spec: &JudgementSpec,
+    conditions: &[ConditionRun],
+    out: &mut JudgementResult,
+) -> Result<Vec<(String, Result<i64, String>)>, ReportError> {
+    let mut values = Vec::new();
+    for (i, cell) in spec.cells.iter().enumerate() {
+        let statistic = statistic_or_max(spec, i);
+        let value = value_of(cell, statistic, conditions)?
+            .and_then(|v| time_of(&v).ok_or_else(|| format!("{statistic} is not a time")));
+        out.values_ns.push(value.as_ref().ok().copied());
+        out.findings.push(match &value {
+            Ok(ns) => format!("{} {statistic}: {} µs", cell.shown(), us(*ns)),
+            Err(why) => format!("{} {statistic}: not measured: {why}", cell.shown()),
+        });
+        values.push((cell.shown(), value));
+    }
+    Ok(values)
+}
+
+/// The worst of the cells against two bounds: below the first is the paper's better class
+/// (Regnier: Preempt-RT and Xenomai "below 20 µs"), over the second its worse one (standard
+/// Linux "over 100 µs"). One value over the second bound decides it, whatever was not
+/// measured (a missing value could only be worse); below the first needs every value.
+fn worst_case(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut JudgementResult) -> Result<(), ReportError> {
+    let usage = |reason: String| ReportError::Usage { what: "suite".into(), reason };
+    let bounds = spec.bounds_ns().map_err(usage)?;
+    let (&[low, high], [better, worse]) = (bounds.as_slice(), spec.classes.as_slice()) else {
+        return Err(usage("a worst-case judgement needs two bounds and two classes".into()));
+    };
+    let values = time_cells(spec, conditions, out)?;
+    let missing = values.iter().filter(|(_, v)| v.is_err()).count();
+    let Some((worst_cell, worst)) =
+        values.iter().filter_map(|(name, v)| v.as_ref().ok().map(|ns| (name, *ns))).max_by_key(|(_, ns)| *ns)
+    else {
+        out.conclusion = "Cannot be judged: none of the values it needs was measured.".into();
+        return Ok(());
+    };
+    let (low_us, high_us) = (us(low as i64), us(high as i64));
+    let worst_text = format!("the worst case is {} µs ({worst_cell})", us(worst));
+    let unmeasured = match missing {
+        0 => String::new(),
+        1 => "; one value was not measured".into(),
+        n => format!("; {n} values were not measured"),
+    };
+    if worst > high as i64 {
+        out.met = Some(false);
+        out.conclusion = format!("Over {high_us} µs: {worst_text}, as the paper found for {worse}{unmeasured}.");
+    } else if missing > 0 {
+        out.conclusion = format!(
+            "Cannot be judged: {worst_text}, not over {high_us} µs, but below {low_us} µs needs every value{unmeasured}."
+        );
+    } else if worst < low as i64 {
+        out.met = Some(true);
+        out.conclusion = format!("Below {low_us} µs: {worst_text}, the precision the paper found for {better}.");
+    } else {
+        out.met = Some(false);
+        out.conclusion = format!(
+            "Neither: {worst_text}, not below {low_us} µs (the paper's {better}) and not over {high_us} µs (its {worse})."
+        );
+    }
+    Ok(())
+}
+
+/// The samples of a histogram within [from, to), each bucket counted by its middle value,
+/// as the figures' fixed bins count them ([`rtlab_analysis::curve::fixed_bins`]).
+fn count_within_histogram(histogram: &rtlab_analysis::LatencyHistogram, from_ns: u64, to_ns: u64) -> u64 {
+    let hdr = histogram.hdr();
+    hdr.iter_recorded()
+        .filter(|bucket| {
+            let value = bucket.value_iterated_to();
+            let (low, high) = (hdr.lowest_equivalent(value), hdr.highest_equivalent(value));
+            let middle = low + (high - low) / 2;
+            (from_ns..to_ns).contains(&middle)
+        })
+        .map(|bucket| bucket.count_at_value())
+        .sum()
+}
+
+/// Per cell, the samples within [from, to) (Regnier's Figure 9: "over 100,000 events had
+/// both activation and interrupt latencies within [10, 11] µs"): more than `count` in every
+/// cell. A run with no more samples than `count` cannot show it (the paper's 14-hour run).
+fn count_within(
+    spec: &JudgementSpec,
+    conditions: &[ConditionRun],
+    out: &mut JudgementResult,
+) -> Result<(), ReportError> {
+    let usage = |reason: String| ReportError::Usage { what: "suite".into(), reason };
+    let (from, to) = spec.within_ns().map_err(usage)?;
+    let want = spec.count.unwrap_or(0);
+    let interval = format!("[{}, {}) µs", us(from as i64), us(to as i64));
+    let want_text = thousands(want);
+    let (mut failed, mut undecided) = (false, Vec::new());
+    for cell in &spec.cells {
+        let found = match measurements_of(cell, StatisticSpec::Max, conditions) {
+            Ok(found) => found,
+            Err(why) => {
+                out.values_ns.push(None);
+                out.findings.push(format!("{}: not measured: {why}", cell.shown()));
+                undecided.push(format!("{} was not measured", cell.shown()));
+                continue;
+            }
+        };
+        let combined = combine(&found)?;
+        let total = combined.moments.count;
+        let within = combined.histogram.as_ref().map(|h| count_within_histogram(h, from, to)).unwrap_or(0);
+        out.values_ns.push(Some(within as i64));
+        let share = if total > 0 { 100.0 * within as f64 / total as f64 } else { 0.0 };
+        out.findings.push(format!(
+            "{}: {} of {} samples within {interval} ({share:.1} %)",
+            cell.shown(),
+            thousands(within),
+            thousands(total)
+        ));
+        if within > want {
+            continue;
+        }
+        if total <= want {
+            undecided.push(format!("{} has {} samples in all", cell.shown(), thousands(total)));
+        } else {
+            failed = true;
+        }
+    }
+    if failed {
+        out.met = Some(false);
+        out.conclusion = format!("No: not over {want_text} samples within {interval} in every cell.");
+    } else if !undecided.is_empty() {
+        out.conclusion = format!(
+            "Cannot be judged: {}; over {want_text} samples within {interval} needs a run of more samples (the paper's came from 14 hours).",
+            undecided.join(", ")
+        );
+    } else {
+        out.met = Some(true);
+        out.conclusion = format!("Yes: over {want_text} samples within {interval} in every cell, as the paper found.");
+    }
+    Ok(())
+}
+
+/// The first cell's statistic against the others' (the Xenomai/RTAI paper: "the periodic
+/// timer interrupt handler show[s] the lowest scheduling jitter"): met when it is strictly
+/// the lowest.
+fn lowest(spec: &JudgementSpec, conditions: &[ConditionRun], out: &mut JudgementResult) -> Result<(), ReportError> {
+    let values = time_cells(spec, conditions, out)?;
+    let Some((first, rest)) = values.split_first() else { return Ok(()) };
+    let (Ok(first_ns), true) = (&first.1, rest.iter().all(|(_, v)| v.is_ok())) else {
+        out.conclusion = "Cannot be judged: not every value it needs was measured.".into();
+        return Ok(());
+    };
+    let statistic = statistic_or_max(spec, 0);
+    let lower_or_equal: Vec<String> = rest
+        .iter()
+        .filter_map(|(name, v)| {
+            v.as_ref().ok().filter(|ns| **ns <= *first_ns).map(|ns| format!("{name} ({} µs)", us(*ns)))
+        })
+        .collect();
+    if lower_or_equal.is_empty() {
+        out.met = Some(true);
+        out.conclusion =
+            format!("Yes: {} has the lowest {statistic} ({} µs), as the paper says.", first.0, us(*first_ns));
+    } else {
+        out.met = Some(false);
+        out.conclusion = format!(
+            "No: {} ({} µs) is not the lowest {statistic}: {} as low or lower.",
+            first.0,
+            us(*first_ns),
+            lower_or_equal.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// A task set of the suite file analysed the paper's way (rate-monotonic priorities) with
+/// the response-time analysis of `rtlab check`, which charges this machine's worst J to
+/// every release and 2·CS to every job (J and CS from the suite's own conditions), and with
+/// the paper's figures beside it.
 fn schedulability(
     spec: &JudgementSpec,
     conditions: &[ConditionRun],
@@ -442,10 +700,11 @@ fn schedulability(
         None => "; the set misses a deadline even without jitter".into(),
     };
     out.met = Some(analysis.schedulable);
+    let charged = "the response-time analysis charges the jitter J to every release and 2·CS to every job";
     out.conclusion = if analysis.schedulable {
-        format!("Schedulable with this machine's jitter and task-switch time{tolerance}.")
+        format!("Schedulable with this machine's jitter and task-switch time ({charged}){tolerance}.")
     } else {
-        format!("Not schedulable with this machine's jitter and task-switch time{tolerance}.")
+        format!("Not schedulable with this machine's jitter and task-switch time ({charged}){tolerance}.")
     };
     Ok(())
 }
@@ -522,6 +781,11 @@ mod tests {
             reading: None,
             tasks: vec![],
             paper_figures: None,
+            criteria: vec![],
+            designer_percent: None,
+            classes: vec![],
+            within: vec![],
+            count: None,
         }
     }
 
@@ -529,6 +793,7 @@ mod tests {
         CellRef {
             condition: condition.into(),
             metric: metric.into(),
+            figure: None,
             statistic: statistic.map(str::to_string),
             scenario: None,
             selector: None,
@@ -572,29 +837,66 @@ mod tests {
         assert!(r.findings.iter().any(|f| f.contains("condition \"loaded\" was not run")), "{:?}", r.findings);
     }
 
-    #[test]
-    fn jitter_share_classifies_each_period_as_the_paper_does() {
-        // Dodiu: 22 µs at 300 µs idle is 7.3 %; 100 µs at 300 µs loaded is 33.3 %; 40 µs
-        // at 1 ms loaded is 4 %.
-        let idle = run_with("jitter.jitter", &[(300_000, vec![1_000, 22_000])]);
-        let loaded = run_with("jitter.jitter", &[(300_000, vec![2_000, 100_000]), (1_000_000, vec![40_000])]);
-        let runs = [("idle", &idle), ("loaded", &loaded)];
+    /// Dodiu's Table 1 (full load) as runs: 300 µs 100 µs (33.3 %), 500 µs 92 µs (18.4 %),
+    /// 1 ms 80 µs (8.0 %), 2 ms 72 µs (3.6 %), 5 ms 66 µs (1.3 %), 10 ms 94 µs (0.9 %).
+    fn dodiu_table_1() -> RunResult {
+        let rows = [(300, 100), (500, 92), (1000, 80), (2000, 72), (5000, 66), (10000, 94)];
+        let values: Vec<(u64, Vec<i64>)> = rows.iter().map(|(t, max)| (t * 1000, vec![2_000, max * 1000])).collect();
+        run_with("jitter.jitter", &values)
+    }
+
+    fn dodiu_spec(designer: Option<f64>) -> JudgementSpec {
         let mut s =
             spec("jitter-share", vec![cell("idle", "jitter.jitter", None), cell("loaded", "jitter.jitter", None)]);
-        s.percent = Some(10.0);
-        let r = judge(&s, &conditions(&runs)).unwrap();
-        assert_eq!(
-            r.findings,
-            [
-                "idle jitter.jitter, period 300 µs: maximum 22.0 µs = 7.3 % of the period: hard",
-                "loaded jitter.jitter, period 300 µs: maximum 100.0 µs = 33.3 % of the period: soft",
-                "loaded jitter.jitter, period 1000 µs: maximum 40.0 µs = 4.0 % of the period: hard",
-            ]
-        );
+        s.percent = Some(33.0);
+        s.designer_percent = designer;
+        s
+    }
+
+    #[test]
+    fn jitter_share_judges_the_shortest_period_by_the_papers_words_and_the_others_by_a_designer() {
+        let idle = run_with("jitter.jitter", &[(300_000, vec![1_000, 22_000])]);
+        let loaded = dodiu_table_1();
+        let runs = [("idle", &idle), ("loaded", &loaded)];
+        let r = judge(&dodiu_spec(None), &conditions(&runs)).unwrap();
+        assert_eq!(r.findings[0], "idle jitter.jitter, period 300 µs: maximum 22.0 µs = 7.3 % of the period");
+        assert_eq!(r.findings[2], "loaded jitter.jitter, period 500 µs: maximum 92.0 µs = 18.4 % of the period");
+        // Under the old rule (hard at most 10 %), the paper's own 500 µs row was "soft".
+        assert!(r.findings.iter().all(|f| !f.contains("soft") && !f.contains("hard")), "{:?}", r.findings);
         assert_eq!(
             r.conclusion,
-            "Hard real-time for the periods 1000 µs (4.0 %) (worst jitter within 10 % of the period); soft real-time for 300 µs (33.3 %)."
+            "The shortest period, 300 µs (33.3 %), is not satisfactory in the paper's words: its worst jitter reaches the 33 % of the period that the paper rejects for its shortest period (\"with high frequency real-time systems this is not acceptable\"). \
+             The longer periods, 500 µs (18.4 %), 1000 µs (8.0 %), 2000 µs (3.6 %), 5000 µs (1.3 %), 10000 µs (0.9 %), are acceptable to the paper \"as long as it will not exceed the values imposed by system designers\": not judged here (give designer_percent, a designer's limit as a share of the period)."
         );
+        assert_eq!(r.met, Some(false));
+        // A designer's limit of 20 % accepts every longer period, 10 % only the last four.
+        let r = judge(&dodiu_spec(Some(20.0)), &conditions(&runs)).unwrap();
+        assert!(r.conclusion.ends_with(
+            "The longer periods stay within the designer's limit of 20 %: 500 µs (18.4 %), 1000 µs (8.0 %), 2000 µs (3.6 %), 5000 µs (1.3 %), 10000 µs (0.9 %)."
+        ), "{}", r.conclusion);
+        assert_eq!(r.met, Some(false), "the shortest period is still rejected");
+        let r = judge(&dodiu_spec(Some(10.0)), &conditions(&runs)).unwrap();
+        assert!(r.conclusion.ends_with(
+            "Of the longer periods, 1000 µs (8.0 %), 2000 µs (3.6 %), 5000 µs (1.3 %), 10000 µs (0.9 %) stay within the designer's limit of 10 %; 500 µs (18.4 %) exceed it."
+        ), "{}", r.conclusion);
+        // Idle only (7.3 % at 300 µs): below the paper's 33 %; without a designer's limit the
+        // paper's words do not decide it.
+        let runs = [("idle", &idle)];
+        let mut s = dodiu_spec(None);
+        s.cells.truncate(1);
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(
+            r.conclusion,
+            "The shortest period, 300 µs (7.3 %), stays below the 33 % that the paper calls not satisfactory; the paper names no share it would accept there."
+        );
+        assert_eq!(r.met, None);
+        s.designer_percent = Some(10.0);
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert!(r.conclusion.ends_with("; it is within the designer's limit of 10 %."), "{}", r.conclusion);
+        assert_eq!(r.met, Some(true));
+        s.designer_percent = Some(5.0);
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert!(r.conclusion.ends_with("; it exceeds the designer's limit of 5 %."), "{}", r.conclusion);
         assert_eq!(r.met, Some(false));
     }
 
@@ -616,6 +918,192 @@ mod tests {
         );
         assert!(r.findings[1].starts_with("The paper: Linux Std SD 48.2 µs, max 16.6 times the mean"));
         assert!(r.conclusion.contains("a lower SD than 1 and a maximum closer to the mean than 2 of the paper's 2"));
+    }
+
+    #[test]
+    fn predictability_ranks_by_the_criteria_the_paper_names() {
+        // Regnier on L_irq under load: "the lower mean and standard deviation values".
+        // 10, 10 and 13 µs: mean 11.0 µs, SD 1.414 µs (population), max 1.2 times the mean.
+        let run = run_with("timer.irq", &[(50_000_000, vec![10_000, 10_000, 13_000])]);
+        let runs = [("timer-with-load", &run)];
+        let mut s = spec("predictability", vec![cell("timer-with-load", "timer.irq", None)]);
+        s.cells[0].label = Some("L_irq".into());
+        s.reference = vec![
+            ReferenceRow { label: "Linux Std".into(), mean: 10.4, sd: 1.9, max: 67.7 },
+            ReferenceRow { label: "Linux Prt".into(), mean: 58.5, sd: 26.4, max: 245.9 },
+            ReferenceRow { label: "Linux PrtND".into(), mean: 10.6, sd: 1.6, max: 35.8 },
+            ReferenceRow { label: "Linux Xen".into(), mean: 10.2, sd: 0.1, max: 20.8 },
+        ];
+        s.criteria = vec!["mean".into(), "sd".into()];
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(
+            r.findings[1],
+            "The paper: Linux Std mean 10.4 µs, SD 1.9 µs; Linux Prt mean 58.5 µs, SD 26.4 µs; Linux PrtND mean 10.6 µs, SD 1.6 µs; Linux Xen mean 10.2 µs, SD 0.1 µs."
+        );
+        assert_eq!(
+            r.conclusion,
+            "By the paper's criteria (lower mean, lower SD): L_irq: a lower mean than 1 and a lower SD than 3 of the paper's 4 platforms."
+        );
+        // Before, every predictability judgement ranked SD and max/mean: this one said "a
+        // maximum closer to the mean than 4", which is not what the paper's L_irq words weigh.
+        s.criteria.clear();
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(
+            r.conclusion,
+            "By the paper's criteria (lower SD, maximum closer to the mean): L_irq: a lower SD than 3 and a maximum closer to the mean than 4 of the paper's 4 platforms."
+        );
+    }
+
+    fn worst_case_spec() -> JudgementSpec {
+        let mut s = spec(
+            "worst-case",
+            vec![cell("unloaded", "timer.irq", Some("max")), cell("loaded", "net.activation", Some("max"))],
+        );
+        s.bounds = vec!["20us".into(), "100us".into()];
+        s.classes = vec!["Linux Prt and Linux Xen".into(), "standard Linux".into()];
+        s
+    }
+
+    #[test]
+    fn worst_case_places_the_machine_on_the_papers_sides() {
+        let s = worst_case_spec();
+        let unloaded = run_with("timer.irq", &[(50_000_000, vec![9_000, 18_400])]);
+        let judged = |loaded_max: i64| {
+            let loaded = run_with("net.activation", &[(50_000_000, vec![4_600, loaded_max])]);
+            let runs = [("unloaded", &unloaded), ("loaded", &loaded)];
+            judge(&s, &conditions(&runs)).unwrap()
+        };
+        // Standard Linux's 617.5 µs.
+        let r = judged(617_500);
+        assert_eq!(r.findings, ["unloaded timer.irq max: 18.4 µs", "loaded net.activation max: 617.5 µs"]);
+        assert_eq!(r.met, Some(false));
+        assert_eq!(
+            r.conclusion,
+            "Over 100.0 µs: the worst case is 617.5 µs (loaded net.activation), as the paper found for standard Linux."
+        );
+        // Xenomai's 18.7 µs.
+        let r = judged(18_700);
+        assert_eq!(r.met, Some(true));
+        assert_eq!(
+            r.conclusion,
+            "Below 20.0 µs: the worst case is 18.7 µs (loaded net.activation), the precision the paper found for Linux Prt and Linux Xen."
+        );
+        // 100 µs exactly is not "over 100 µs"; 20 µs is not "below 20 µs".
+        let r = judged(100_000);
+        assert_eq!(r.met, Some(false));
+        assert_eq!(
+            r.conclusion,
+            "Neither: the worst case is 100.0 µs (loaded net.activation), not below 20.0 µs (the paper's Linux Prt and Linux Xen) and not over 100.0 µs (its standard Linux)."
+        );
+        assert_eq!(judged(20_000).met, Some(false));
+        // A value not measured: over 100 µs is still decided, below 20 µs is not.
+        let only = [("unloaded", &unloaded)];
+        let r = judge(&s, &conditions(&only)).unwrap();
+        assert_eq!(r.met, None);
+        assert_eq!(
+            r.conclusion,
+            "Cannot be judged: the worst case is 18.4 µs (unloaded timer.irq), not over 100.0 µs, but below 20.0 µs needs every value; one value was not measured."
+        );
+        assert_eq!(r.findings[1], "loaded net.activation max: not measured: condition \"loaded\" was not run");
+        let late = run_with("timer.irq", &[(50_000_000, vec![9_000, 245_900])]);
+        let only = [("unloaded", &late)];
+        let r = judge(&s, &conditions(&only)).unwrap();
+        assert_eq!(r.met, Some(false));
+        assert!(
+            r.conclusion.ends_with("as the paper found for standard Linux; one value was not measured."),
+            "{}",
+            r.conclusion
+        );
+    }
+
+    #[test]
+    fn count_within_counts_the_figures_bin_and_needs_a_long_enough_run() {
+        let mut s =
+            spec("count-within", vec![cell("long", "net.delivery", None), cell("long", "net.activation", None)]);
+        s.cells[0].label = Some("L_irq".into());
+        s.cells[1].label = Some("L_act".into());
+        s.within = vec!["10us".into(), "11us".into()];
+        s.count = Some(100_000);
+        // [10, 11) µs: 10.000 and 10.999 µs are in, 9.999 and 11.000 µs are out.
+        let edges = [9_999, 10_000, 10_999, 11_000];
+        let irq: Vec<i64> = std::iter::repeat_n(10_500, 100_000).chain(edges).collect();
+        let act: Vec<i64> = std::iter::repeat_n(10_500, 99_999).chain(edges).chain([30_000; 50]).collect();
+        let mut run = run_with("net.delivery", &[(50_000_000, irq)]);
+        let act_run = run_with("net.activation", &[(50_000_000, act)]);
+        run.measurements.extend(act_run.measurements);
+        let runs = [("long", &run)];
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(
+            r.findings,
+            [
+                "L_irq: 100,002 of 100,004 samples within [10.0, 11.0) µs (100.0 %)",
+                "L_act: 100,001 of 100,053 samples within [10.0, 11.0) µs (99.9 %)",
+            ]
+        );
+        assert_eq!(r.values_ns, [Some(100_002), Some(100_001)]);
+        assert_eq!(r.met, Some(true));
+        assert_eq!(r.conclusion, "Yes: over 100,000 samples within [10.0, 11.0) µs in every cell, as the paper found.");
+        s.count = Some(100_001);
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(r.met, Some(false));
+        assert_eq!(r.conclusion, "No: not over 100,001 samples within [10.0, 11.0) µs in every cell.");
+        // Ten minutes at 20 Hz: 12,000 events cannot hold 100,000.
+        let short = run_with("net.delivery", &[(50_000_000, vec![10_500; 12_000])]);
+        let runs = [("long", &short)];
+        let mut s1 = s.clone();
+        s1.cells.truncate(1);
+        s1.count = Some(100_000);
+        let r = judge(&s1, &conditions(&runs)).unwrap();
+        assert_eq!(r.met, None);
+        assert_eq!(r.findings, ["L_irq: 12,000 of 12,000 samples within [10.0, 11.0) µs (100.0 %)"]);
+        assert_eq!(
+            r.conclusion,
+            "Cannot be judged: L_irq has 12,000 samples in all; over 100,000 samples within [10.0, 11.0) µs needs a run of more samples (the paper's came from 14 hours)."
+        );
+    }
+
+    #[test]
+    fn lowest_says_whether_the_first_cell_is_strictly_the_lowest() {
+        // The split of one run: the handler's latency varies less than the task's.
+        let mut run = run_with("timer.irq", &[(100_000, vec![1_000, 2_000, 3_000])]);
+        let task = run_with("timer.latency", &[(100_000, vec![2_000, 6_000, 10_000])]);
+        run.measurements.extend(task.measurements);
+        let runs = [("periodic-split", &run)];
+        let mut s = spec(
+            "lowest",
+            vec![
+                cell("periodic-split", "timer.irq", Some("stddev")),
+                cell("periodic-split", "timer.latency", Some("stddev")),
+            ],
+        );
+        s.cells[0].label = Some("timer interrupt handler".into());
+        s.cells[1].label = Some("user-space task".into());
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        // Population SDs: sqrt(2/3) µs = 0.816 µs and 4 sqrt(2/3) µs = 3.266 µs.
+        assert_eq!(r.findings, ["timer interrupt handler stddev: 0.8 µs", "user-space task stddev: 3.3 µs"]);
+        assert_eq!(r.values_ns, [Some(816), Some(3_266)]);
+        assert_eq!(r.met, Some(true));
+        assert_eq!(r.conclusion, "Yes: timer interrupt handler has the lowest stddev (0.8 µs), as the paper says.");
+        s.cells.swap(0, 1);
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(r.met, Some(false));
+        assert_eq!(
+            r.conclusion,
+            "No: user-space task (3.3 µs) is not the lowest stddev: timer interrupt handler (0.8 µs) as low or lower."
+        );
+        let empty = run_with("timer.latency", &[(100_000, vec![1_000])]);
+        let runs = [("periodic-split", &empty)];
+        let r = judge(&s, &conditions(&runs)).unwrap();
+        assert_eq!(r.met, None);
+        assert_eq!(r.conclusion, "Cannot be judged: not every value it needs was measured.");
+    }
+
+    #[test]
+    fn lower_by_compares_the_worst_of_its_cells() {
+        assert_eq!(lower_by_value(&[Some(5_000)]), Some(5_000));
+        assert_eq!(lower_by_value(&[Some(5_000), Some(9_000), Some(7_000)]), Some(9_000));
+        assert_eq!(lower_by_value(&[Some(5_000), None]), None);
+        assert_eq!(lower_by_value(&[]), None);
     }
 
     #[test]

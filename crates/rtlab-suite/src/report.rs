@@ -373,7 +373,7 @@ pub fn judgement_views(suites: &[LoadedSuite]) -> Vec<JudgementView> {
             .zip(&labels)
             .filter_map(|(s, label)| {
                 let j = s.record.judgements.iter().find(|j| j.id == view.id && j.kind == "lower-by")?;
-                Some((label.clone(), j.values_ns.first().copied().flatten()))
+                Some((label.clone(), crate::judge::lower_by_value(&j.values_ns)))
             })
             .collect();
         if lower_by.len() > 1 {

@@ -552,6 +552,24 @@ fn a_judgement_with_a_mistake_is_the_files_mistake() {
         (JUDGEMENTS.replace("bounds = [\"1s\", \"1us\"]", "bounds = [\"soon\"]"), "bounds"),
         (JUDGEMENTS.replace("condition = \"busy\"", "condition = \"nowhere\""), "nowhere"),
         (JUDGEMENTS.replace("percent = 50", ""), "needs percent"),
+        (
+            JUDGEMENTS.replace("percent = 50", "percent = 50\ndesigner_percent = 20"),
+            "designer_percent belongs to jitter-share judgements",
+        ),
+        (
+            JUDGEMENTS.replace(
+                "{ condition = \"busy\", metric = \"timer.latency\", statistic = \"max\" }",
+                "{ figure = \"nowhere\", statistic = \"max\" }",
+            ),
+            "figure \"nowhere\" is not a figure of this suite",
+        ),
+        (
+            JUDGEMENTS.replace("kind = \"lower-by\"", "kind = \"count-within\"\nwithin = [\"10us\"]").replace(
+                "cells = [{ condition = \"quiet\", metric = \"timer.latency\", statistic = \"max\" }]",
+                "cells = [{ condition = \"quiet\", metric = \"timer.latency\" }]",
+            ),
+            "within: give the interval as two durations",
+        ),
     ] {
         let file = write_suite(tmp.path(), &format!("{SUITE}{bad}"));
         let out = rtlab().arg("suite").arg(&file).arg("--check").output().unwrap();
