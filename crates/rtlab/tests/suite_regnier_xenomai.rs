@@ -350,3 +350,83 @@ fn xenomai_rtai_puts_each_published_statement_where_the_paper_does() {
         .collect();
     assert!(labels.iter().all(|l| !l.contains("Fig 6")), "Fig 6 is RTAI's interrupt response: {labels:?}");
 }
+
+/// A suite's `[[judgement]]` of id `id`.
+fn judgement<'a>(suite: &'a toml::Table, id: &str) -> &'a toml::Table {
+    suite["judgement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_table().unwrap())
+        .find(|j| j["id"].as_str() == Some(id))
+        .unwrap_or_else(|| panic!("no judgement {id}"))
+}
+
+/// The (condition, metric) of each cell of a judgement.
+fn judgement_cells(j: &toml::Table) -> Vec<(String, String)> {
+    j["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let c = c.as_table().unwrap();
+            let text = |k: &str| c.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            (text("condition"), text("metric"))
+        })
+        .collect()
+}
+
+#[test]
+fn regnier_figure_8_panels_carry_the_papers_letters() {
+    // The paper's Figure 8: (a) and (b) are L_irq without and with load, (c) and (d) L_act.
+    let s = suite("regnier-2008");
+    let title = |id: &str| {
+        let f = s["figure"].as_array().unwrap().iter().find(|f| f["id"].as_str() == Some(id)).unwrap();
+        f["title"].as_str().unwrap().to_string()
+    };
+    assert!(title("fig-8-irq").starts_with("Figure 8 (a, b) - Interrupt latency L_irq"), "{}", title("fig-8-irq"));
+    assert!(title("fig-8-act").starts_with("Figure 8 (c, d) - Activation latency L_act"), "{}", title("fig-8-act"));
+}
+
+#[test]
+fn regnier_judges_its_words_mean_and_sd_the_conclusion_and_figure_9() {
+    let s = suite("regnier-2008");
+    // L_irq: "the lower mean and standard deviation values"; L_act: SD and worst against mean.
+    assert_eq!(strings(&judgement(&s, "predictability-irq-load")["criteria"]), ["mean", "sd"]);
+    assert!(!judgement(&s, "predictability-act-load").contains_key("criteria"), "the default: sd, max-over-mean");
+    // The conclusion: over 100 µs for standard Linux, below 20 µs for Preempt-RT and Xenomai,
+    // on the maxima of L_irq and L_act of both experiments (not the loopback net.delivery).
+    let c = judgement(&s, "conclusion-worst-case");
+    assert_eq!(c["kind"].as_str(), Some("worst-case"));
+    assert_eq!(strings(&c["bounds"]), ["20us", "100us"]);
+    let cells = judgement_cells(c);
+    assert_eq!(cells.len(), 8);
+    assert!(cells
+        .iter()
+        .all(|(_, m)| ["timer.irq", "net.activation", "remote.irq", "remote.act"].contains(&m.as_str())));
+    // Figure 9: its cells name the figures, so that the figure alone says which run it is.
+    let f = judgement(&s, "fig-9-count");
+    assert_eq!(f["kind"].as_str(), Some("count-within"));
+    assert_eq!((strings(&f["within"]), f["count"].as_integer()), (vec!["10us".into(), "11us".into()], Some(100_000)));
+    let figures: Vec<&str> = f["cells"].as_array().unwrap().iter().map(|c| c["figure"].as_str().unwrap()).collect();
+    assert_eq!(figures, ["fig-9-irq", "fig-9-act"]);
+    assert_eq!(judgement_cells(f), vec![(String::new(), String::new()); 2], "no condition or metric of their own");
+}
+
+#[test]
+fn xenomai_rtai_judges_the_timer_handlers_jitter_with_the_split() {
+    let s = suite("xenomai-rtai");
+    let split = condition(&s, "periodic-split");
+    assert_eq!(strings(&split["needs"]), ["split"]);
+    let periodic = condition(&s, "periodic");
+    for key in ["probe", "interval", "samples"] {
+        assert_eq!(split[key], periodic[key], "{key}: the same 100 µs task");
+    }
+    assert!(!periodic.contains_key("needs"), "the periodic task's figures stay untraced");
+    let j = judgement(&s, "timer-handler-lowest-jitter");
+    assert_eq!(j["kind"].as_str(), Some("lowest"));
+    assert_eq!(
+        judgement_cells(j),
+        [("periodic-split".to_string(), "timer.irq".to_string()), ("periodic-split".into(), "timer.latency".into())]
+    );
+}
