@@ -217,7 +217,7 @@ fn jitter_share(
     if short_share >= rejected {
         met = Some(false);
         sentences.push(format!(
-            "The shortest period, {}, is not satisfactory in the paper's words: its worst jitter reaches the {rejected} % of the period that the paper rejects for its shortest period (\"with high frequency real-time systems this is not acceptable\").",
+            "The shortest period, {}, is not satisfactory in the paper's words: its worst jitter is at least the {rejected} % of the period that the paper rejects for its shortest period (\"with high frequency real-time systems this is not acceptable\").",
             shown(shortest, short_share)
         ));
     } else {
@@ -260,7 +260,7 @@ fn jitter_share(
                     met = None;
                 }
                 sentences.push(format!(
-                    "The longer periods, {}, are acceptable to the paper \"as long as it will not exceed the values imposed by system designers\": not judged here (give designer_percent, a designer's limit as a share of the period).",
+                    "The longer periods, {}, the paper accepts \"as long as it will not exceed the values imposed by system designers\": not judged here (give designer_percent, a designer's limit as a share of the period).",
                     list(&|_| true)
                 ));
             }
@@ -440,12 +440,15 @@ pub fn lower_by_value(values_ns: &[Option<i64>]) -> Option<i64> {
     values_ns.iter().copied().collect::<Option<Vec<i64>>>()?.into_iter().max()
 }
 
+/// A cell as the findings name it, and its time in ns or why it has none.
+type TimeCell = (String, Result<i64, String>);
+
 /// Each cell's time statistic, or why there is none (the value or the reason, by cell).
 fn time_cells(
     spec: &JudgementSpec,
     conditions: &[ConditionRun],
     out: &mut JudgementResult,
-) -> Result<Vec<(String, Result<i64, String>)>, ReportError> {
+) -> Result<Vec<TimeCell>, ReportError> {
     let mut values = Vec::new();
     for (i, cell) in spec.cells.iter().enumerate() {
         let statistic = statistic_or_max(spec, i);
@@ -533,14 +536,14 @@ fn count_within(
     let want = spec.count.unwrap_or(0);
     let interval = format!("[{}, {}) µs", us(from as i64), us(to as i64));
     let want_text = thousands(want);
-    let (mut failed, mut undecided) = (false, Vec::new());
+    let (mut failed, mut not_measured, mut too_few) = (false, Vec::new(), Vec::new());
     for cell in &spec.cells {
         let found = match measurements_of(cell, StatisticSpec::Max, conditions) {
             Ok(found) => found,
             Err(why) => {
                 out.values_ns.push(None);
                 out.findings.push(format!("{}: not measured: {why}", cell.shown()));
-                undecided.push(format!("{} was not measured", cell.shown()));
+                not_measured.push(cell.shown());
                 continue;
             }
         };
@@ -559,7 +562,7 @@ fn count_within(
             continue;
         }
         if total <= want {
-            undecided.push(format!("{} has {} samples in all", cell.shown(), thousands(total)));
+            too_few.push(format!("{} has {} samples in all", cell.shown(), thousands(total)));
         } else {
             failed = true;
         }
@@ -567,10 +570,12 @@ fn count_within(
     if failed {
         out.met = Some(false);
         out.conclusion = format!("No: not over {want_text} samples within {interval} in every cell.");
-    } else if !undecided.is_empty() {
+    } else if !not_measured.is_empty() {
+        out.conclusion = format!("Cannot be judged: not measured: {}.", not_measured.join(", "));
+    } else if !too_few.is_empty() {
         out.conclusion = format!(
-            "Cannot be judged: {}; over {want_text} samples within {interval} needs a run of more samples (the paper's came from 14 hours).",
-            undecided.join(", ")
+            "Cannot be judged: {}; over {want_text} samples within {interval} needs a longer run.",
+            too_few.join(", ")
         );
     } else {
         out.met = Some(true);
@@ -865,8 +870,8 @@ mod tests {
         assert!(r.findings.iter().all(|f| !f.contains("soft") && !f.contains("hard")), "{:?}", r.findings);
         assert_eq!(
             r.conclusion,
-            "The shortest period, 300 µs (33.3 %), is not satisfactory in the paper's words: its worst jitter reaches the 33 % of the period that the paper rejects for its shortest period (\"with high frequency real-time systems this is not acceptable\"). \
-             The longer periods, 500 µs (18.4 %), 1000 µs (8.0 %), 2000 µs (3.6 %), 5000 µs (1.3 %), 10000 µs (0.9 %), are acceptable to the paper \"as long as it will not exceed the values imposed by system designers\": not judged here (give designer_percent, a designer's limit as a share of the period)."
+            "The shortest period, 300 µs (33.3 %), is not satisfactory in the paper's words: its worst jitter is at least the 33 % of the period that the paper rejects for its shortest period (\"with high frequency real-time systems this is not acceptable\"). \
+             The longer periods, 500 µs (18.4 %), 1000 µs (8.0 %), 2000 µs (3.6 %), 5000 µs (1.3 %), 10000 µs (0.9 %), the paper accepts \"as long as it will not exceed the values imposed by system designers\": not judged here (give designer_percent, a designer's limit as a share of the period)."
         );
         assert_eq!(r.met, Some(false));
         // A designer's limit of 20 % accepts every longer period, 10 % only the last four.
@@ -1058,8 +1063,12 @@ mod tests {
         assert_eq!(r.findings, ["L_irq: 12,000 of 12,000 samples within [10.0, 11.0) µs (100.0 %)"]);
         assert_eq!(
             r.conclusion,
-            "Cannot be judged: L_irq has 12,000 samples in all; over 100,000 samples within [10.0, 11.0) µs needs a run of more samples (the paper's came from 14 hours)."
+            "Cannot be judged: L_irq has 12,000 samples in all; over 100,000 samples within [10.0, 11.0) µs needs a longer run."
         );
+        // A cell not measured is said as such, not as a short run.
+        let r = judge(&s1, &conditions(&[])).unwrap();
+        assert_eq!(r.met, None);
+        assert_eq!(r.conclusion, "Cannot be judged: not measured: L_irq.");
     }
 
     #[test]

@@ -544,6 +544,68 @@ fn judgements_are_computed_from_the_runs_and_compared_across_suite_runs() {
     assert!(md.contains(&format!("**{low} (")) && md.contains(&format!("lower than {high} (")), "{md}");
 }
 
+/// A figure of one condition, and judgements of the kinds added for Regnier: one whose cells
+/// name figures (counted from the figure's condition and metric), one on the worst case.
+const FIGURE_JUDGEMENTS: &str = r#"
+[[figure]]
+id = "fig-busy"
+title = "Busy, per 1 µs"
+kind = "histogram"
+metric = "timer.latency"
+conditions = ["busy"]
+
+[[judgement]]
+id = "count"
+title = "Over 1,000 below a second"
+paper = "over 1,000 events within [0, 1 s)"
+kind = "count-within"
+within = ["0us", "1s"]
+count = 1000
+cells = [{ figure = "fig-busy", label = "busy" }]
+
+[[judgement]]
+id = "count-split"
+title = "Over 1,000 t1 below a second"
+paper = "over 1,000 events within [0, 1 s)"
+kind = "count-within"
+within = ["0us", "1s"]
+count = 1000
+cells = [{ figure = "fig-2", label = "t1" }]
+
+[[judgement]]
+id = "worst"
+title = "Below a second, not over two"
+paper = "fast below 1 s, slow over 2 s"
+kind = "worst-case"
+bounds = ["1s", "2s"]
+classes = ["fast", "slow"]
+cells = [{ condition = "busy", metric = "timer.latency", statistic = "max" }]
+"#;
+
+#[test]
+fn judgements_of_a_figure_count_what_the_figure_draws() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_suite(tmp.path(), &format!("{SUITE}{FIGURE_JUDGEMENTS}"));
+    let out = tmp.path().join("a");
+    let (code, stdout) = run_simulated(&file, &out, "first", "3", &[]);
+    assert_eq!(code, 3, "quiet needs the split: {stdout}");
+    let suite = read_json(&out.join("suite.json"));
+    let busy = distribution(&read_json(&out.join("busy/run.json")), "timer.latency", None);
+    let by_id = |id: &str| suite["judgements"].as_array().unwrap().iter().find(|j| j["id"] == id).unwrap().clone();
+    // fig-busy draws busy's timer.latency: every sample of it is below a second.
+    let count = by_id("count");
+    assert_eq!(count["values_ns"], serde_json::json!([busy.count]));
+    assert_eq!(count["met"], true, "{count}");
+    // fig-2 draws quiet's timer.irq, which a simulated run does not have: open, and why.
+    let split = by_id("count-split");
+    assert!(split["met"].is_null(), "{split}");
+    assert!(split["findings"][0].as_str().unwrap().contains("needs the interrupt/activation split"), "{split}");
+    let worst = by_id("worst");
+    assert_eq!(worst["values_ns"], serde_json::json!([busy.max]));
+    assert_eq!(worst["met"], true, "{worst}");
+    assert!(worst["conclusion"].as_str().unwrap().starts_with("Below 1,000,000.0 µs: the worst case is"), "{worst}");
+}
+
 #[test]
 fn a_judgement_with_a_mistake_is_the_files_mistake() {
     let tmp = tempfile::tempdir().unwrap();
