@@ -392,7 +392,7 @@ impl Answer {
     }
 }
 
-/// The loads a station can send to the measuring side.
+/// The loads a station can send to the measuring side, and those it runs on itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum LoadKind {
@@ -406,6 +406,12 @@ pub enum LoadKind {
     /// ICMP echo requests at `rate` per second (0: as `ping -f`) to the measuring side,
     /// whose kernel answers them.
     PingFlood = 3,
+    /// Run on the station itself (port, payload and rate 0): Regnier's shell loop on the
+    /// measured station E_M, as rtlab's disk, fs-walk, compress and compile loads.
+    ShellLoop = 4,
+    /// Run on the station itself (port, payload and rate 0): rtlab's cpu load, one
+    /// floating-point thread per online CPU of the station.
+    Cpu = 5,
 }
 
 impl LoadKind {
@@ -414,8 +420,16 @@ impl LoadKind {
             1 => LoadKind::UdpFlood,
             2 => LoadKind::Comms,
             3 => LoadKind::PingFlood,
+            4 => LoadKind::ShellLoop,
+            5 => LoadKind::Cpu,
             _ => return None,
         })
+    }
+
+    /// Whether the station runs the load on itself (no target) rather than sending it to
+    /// the measuring side.
+    pub fn is_local(self) -> bool {
+        matches!(self, LoadKind::ShellLoop | LoadKind::Cpu)
     }
 
     pub fn name(self) -> &'static str {
@@ -423,6 +437,8 @@ impl LoadKind {
             LoadKind::UdpFlood => "udp-flood",
             LoadKind::Comms => "comms",
             LoadKind::PingFlood => "ping-flood",
+            LoadKind::ShellLoop => "shell-loop",
+            LoadKind::Cpu => "cpu",
         }
     }
 }
@@ -431,11 +447,14 @@ impl LoadKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadRequest {
     pub kind: LoadKind,
-    /// Port on the session's address (udp-flood: the sink; comms: the echo server).
+    /// Port on the session's address (udp-flood: the sink; comms: the echo server; 0 for
+    /// the others).
     pub port: u16,
-    /// Bytes per datagram or message (0: the load's default).
+    /// Bytes per datagram or message (0: the load's default; always 0 for the loads the
+    /// station runs on itself).
     pub payload: u32,
-    /// Datagrams/s (udp-flood), message bytes/s (comms) or requests/s (ping-flood); 0: flat out.
+    /// Datagrams/s (udp-flood), message bytes/s (comms) or requests/s (ping-flood); 0: flat
+    /// out (always 0 for the loads the station runs on itself).
     pub rate: u64,
     /// The station stops the load by itself after this long (a lost LOAD_STOP cannot leave
     /// it running).
@@ -468,8 +487,9 @@ impl LoadRequest {
 /// The body of a LOAD_REPORT: whether the load runs (or ran), and four counts whose meaning
 /// depends on the kind: udp-flood (datagrams sent, send errors, bytes sent, ns it ran),
 /// comms (round trips, bytes echoed, 1 if the client failed or saw a corrupted echo
-/// else 0, ns), ping-flood (requests sent,
-/// echoes received, 0, ns).
+/// else 0, ns), ping-flood (requests sent, echoes received, 0, ns), shell-loop (disk bytes
+/// written, read and copied; files searched; bytes compressed; builds), cpu (floating-point
+/// operations, ns of CPU time its threads used, threads, ns it ran).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadTally {
     pub kind: LoadKind,
@@ -681,6 +701,15 @@ mod tests {
         assert_eq!(LoadRequest::from_body(&r.to_body()), Some(r));
         let t = LoadTally { kind: LoadKind::PingFlood, accepted: true, counts: [1, 2, 3, 4] };
         assert_eq!(LoadTally::from_body(&t.to_body()), Some(t));
+        // The loads the station runs on itself: kinds 4 and 5, then unknown.
+        for (value, kind, name) in [(4, LoadKind::ShellLoop, "shell-loop"), (5, LoadKind::Cpu, "cpu")] {
+            assert_eq!(LoadKind::from_u8(value), Some(kind));
+            assert_eq!((kind as u8, kind.name(), kind.is_local()), (value, name, true));
+            let r = LoadRequest { kind, port: 0, payload: 0, rate: 0, duration_ms: 60_000 };
+            assert_eq!(LoadRequest::from_body(&r.to_body()), Some(r));
+        }
+        assert!(![LoadKind::UdpFlood, LoadKind::Comms, LoadKind::PingFlood].iter().any(|k| k.is_local()));
+        assert_eq!(LoadKind::from_u8(6), None);
     }
 
     proptest! {

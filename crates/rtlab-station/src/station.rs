@@ -11,7 +11,8 @@
 //!   allocates and locks nothing: sessions live in a fixed table of atomics.
 //! - **control** (UDP, the listen address): HELLO opens a session (WELCOME), STATUS_REQUEST
 //!   returns the counters (STATUS), LOAD_START and LOAD_STOP start and stop a load sent by
-//!   the station within its [`LoadLimits`]. Nothing else is answered. It closes sessions
+//!   the station within its [`LoadLimits`], or one it runs on itself
+//!   ([`LoadKind::is_local`]: the shell loop, cpu). Nothing else is answered. It closes sessions
 //!   idle for [`SESSION_IDLE_NS`] and keeps the kernel filter's peer list.
 //! - the **flood sink** (UDP, listen port + 1): counts datagrams and bytes, answers nothing.
 //! - the **comms echo server** (TCP, listen port + 2): after a challenge that only a key
@@ -67,12 +68,13 @@ pub const MAX_COMMS_CONNECTIONS: usize = 4;
 /// How often blocking threads look at the stop flag.
 const STOP_POLL_MS: i32 = 200;
 
-/// Sends the loads that the measuring side asks for (LOAD_START) to the measuring side:
-/// the binary implements it with rtlab's loads. The station only ever passes the
-/// requesting session's own address as the target.
+/// Sends the loads that the measuring side asks for (LOAD_START) to the measuring side, or
+/// runs them on this host ([`LoadKind::is_local`]): the binary implements it with rtlab's
+/// loads. The station only ever passes the requesting session's own address as the target.
 pub trait LoadSource: Send + Sync {
-    /// Starts `request` towards `target` (the session's address with the request's port);
-    /// Err(why) when it is refused or cannot start.
+    /// Starts `request` towards `target` (the session's address with the request's port;
+    /// unused, with port 0, for a load the station runs on itself); Err(why) when it is
+    /// refused or cannot start.
     fn start(&self, request: LoadRequest, target: SocketAddrV4) -> Result<(), String>;
     /// Stops the load of `kind` (if it runs) and returns what it did.
     fn stop(&self, kind: LoadKind) -> Option<[u64; 4]>;
@@ -122,15 +124,25 @@ impl Default for LoadLimits {
 impl LoadLimits {
     /// `request` with its defaults filled in and flat out turned into the highest rate the
     /// limits allow, or why it is refused. A flood ping without a rate stays unpaced: it
-    /// keeps one request in flight, so the requesting host's own replies pace it.
+    /// keeps one request in flight, so the requesting host's own replies pace it. A load
+    /// the station runs on itself has no port, payload or rate: all three must be 0.
     pub fn resolve(&self, request: LoadRequest) -> Result<LoadRequest, String> {
+        let name = request.kind.name();
+        if request.kind.is_local() {
+            if request.port != 0 || request.payload != 0 || request.rate != 0 {
+                return Err(format!("{name}: runs on the station itself; its port, payload and rate must be 0"));
+            }
+            if request.duration_ms > MAX_LOAD_DURATION_MS {
+                return Err(format!("{name}: {} ms is longer than 24 h", request.duration_ms));
+            }
+            return Ok(request);
+        }
         let payload = match (request.kind, request.payload) {
             (LoadKind::UdpFlood, 0) => 64,
             (LoadKind::PingFlood, 0) => 56,
             (LoadKind::Comms, 0) => 60_000,
             (_, p) => p,
         };
-        let name = request.kind.name();
         match request.kind {
             LoadKind::UdpFlood | LoadKind::PingFlood if payload > MAX_DATAGRAM_PAYLOAD => {
                 return Err(format!("{name}: a payload of {payload} B is above {MAX_DATAGRAM_PAYLOAD} B (one unfragmented packet)"))
@@ -167,6 +179,8 @@ impl LoadLimits {
                 }
                 r => r,
             },
+            // Returned above: no rate.
+            LoadKind::ShellLoop | LoadKind::Cpu => 0,
         };
         if request.duration_ms > MAX_LOAD_DURATION_MS {
             return Err(format!("{name}: {} ms is longer than 24 h", request.duration_ms));
@@ -666,8 +680,8 @@ fn serve_control(
             .map_err(StationError::Sys)
     };
     let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, monotonic_ns());
-    // Loads sent: (kind, session, started, duration), each stopped at its duration or when
-    // its session goes silent.
+    // Loads sent or run here: (kind, session, started, duration), each stopped at its
+    // duration or when its session goes silent.
     let mut active: Vec<(LoadKind, u64, u64, u64)> = Vec::new();
     // What the last stopped load of each (kind, session) did: a LOAD_STOP repeated because
     // its reply was lost gets the same answer.

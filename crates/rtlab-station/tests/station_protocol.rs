@@ -1,6 +1,7 @@
 //! The station's rules, each checked against a real station on loopback (raw ICMP socket,
 //! real UDP), message by message: replays of every control message, a LOAD_STOP from
-//! another session, the load limits, the 10 s idle stop of a load, idle sessions, HELLO
+//! another session, the load limits, the loads the station runs on itself (the shell loop,
+//! cpu), the 10 s idle stop of a load, idle sessions, HELLO
 //! freshness and rate, the kernel filter on the sessions' peers, the session's peer
 //! address and the budget for packets that fail authentication.
 //!
@@ -69,6 +70,11 @@ impl Drop for Running {
 
 /// A station, or None (said, and a failure under CI=true) without CAP_NET_RAW.
 fn station(port: u16, limits: LoadLimits, session_idle_ns: u64) -> Option<Running> {
+    station_with(port, limits, session_idle_ns, true)
+}
+
+/// As [`station`]; `serve_loads` false: a station started without `--serve-loads`.
+fn station_with(port: u16, limits: LoadLimits, session_idle_ns: u64, serve_loads: bool) -> Option<Running> {
     let lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if IcmpSocket::open().is_err() {
         assert!(std::env::var_os("CI").is_none(), "CI=true: the station tests need root (CAP_NET_RAW)");
@@ -87,8 +93,8 @@ fn station(port: u16, limits: LoadLimits, session_idle_ns: u64) -> Option<Runnin
         load_limits: limits,
         session_idle_ns,
     })
-    .expect("the station binds on loopback")
-    .with_loads(loads.clone());
+    .expect("the station binds on loopback");
+    let station = if serve_loads { station.with_loads(loads.clone()) } else { station };
     let stop = Arc::new(AtomicBool::new(false));
     let thread = {
         let stop = stop.clone();
@@ -268,6 +274,87 @@ fn loads_above_the_limits_are_refused_and_flat_out_is_the_limit() {
     assert_eq!(started, vec![(64, 50_000), (1_000, 9_727), (60_000, 10_000_000), (56, 0)]);
 }
 
+/// A LOAD_START of a load the station runs on itself: no port, payload or rate.
+fn local(kind: LoadKind) -> LoadRequest {
+    LoadRequest { kind, port: 0, payload: 0, rate: 0, duration_ms: 60_000 }
+}
+
+/// The loads the station runs on itself (the shell loop, cpu) follow the floods' rules: a
+/// port, payload or rate is refused, as is a duration above 24 h; one of each kind at a
+/// time, over all sessions; a repeat by the starting session is answered again without a
+/// second start; only that session stops it, and gets its counts; a load stops at its
+/// duration; a station without --serve-loads refuses them.
+#[test]
+fn loads_run_on_the_station_start_stop_and_are_refused_like_the_floods() {
+    let Some(station) = station(27_540, limits(), SESSION_IDLE_NS) else { return };
+    let owner = Peer::open(station.address, Ipv4Addr::LOCALHOST);
+    let other = Peer::open(station.address, Ipv4Addr::new(127, 0, 0, 2));
+    // One counter for both sessions: each sequence is new in its session.
+    let sequence = std::cell::Cell::new(0u64);
+    let next = || {
+        sequence.set(sequence.get() + 1);
+        sequence.get()
+    };
+    let start = |peer: &Peer, request: LoadRequest| {
+        let tally = peer.load(Kind::LoadStart, next(), &request.to_body()).expect("a LOAD_REPORT");
+        assert_eq!((tally.kind, tally.counts), (request.kind, [0; 4]));
+        tally.accepted
+    };
+    for kind in [LoadKind::ShellLoop, LoadKind::Cpu] {
+        assert!(!start(&owner, LoadRequest { port: 9, ..local(kind) }), "{kind:?} with a port");
+        assert!(!start(&owner, LoadRequest { payload: 64, ..local(kind) }), "{kind:?} with a payload");
+        assert!(!start(&owner, LoadRequest { rate: 1_000, ..local(kind) }), "{kind:?} with a rate");
+        assert!(!start(&owner, local(kind).with_duration(24 * 3600 * 1000 + 1)), "{kind:?} above 24 h");
+    }
+    assert!(station.loads.started.lock().unwrap().is_empty(), "a refused load started");
+    // Both kinds at once, beside a flood: one of each kind.
+    assert!(start(&owner, local(LoadKind::ShellLoop)));
+    assert!(start(&owner, local(LoadKind::Cpu)));
+    assert!(start(&owner, udp_flood(1_000, 0)));
+    // Another session can neither start the same kind nor stop it.
+    assert!(!start(&other, local(LoadKind::ShellLoop)));
+    assert!(!start(&other, local(LoadKind::Cpu)));
+    let refused = other.load(Kind::LoadStop, next(), &stop_body(LoadKind::ShellLoop)).unwrap();
+    assert_eq!((refused.accepted, refused.counts), (false, [0; 4]));
+    // The owner's repeat (its reply lost) is answered again, nothing new starts.
+    assert!(start(&owner, local(LoadKind::ShellLoop)));
+    {
+        let started = station.loads.started.lock().unwrap();
+        let kinds: Vec<LoadKind> = started.iter().map(|(r, _)| r.kind).collect();
+        assert_eq!(kinds, [LoadKind::ShellLoop, LoadKind::Cpu, LoadKind::UdpFlood]);
+        // Run on the station: as asked, with the session's address and port 0 (unused).
+        assert_eq!(started[0], (local(LoadKind::ShellLoop), SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)));
+    }
+    assert!(station.loads.stopped.lock().unwrap().is_empty());
+    // The owner stops them and gets the counts; a repeated LOAD_STOP the same answer.
+    for kind in [LoadKind::ShellLoop, LoadKind::Cpu] {
+        let tally = owner.load(Kind::LoadStop, next(), &stop_body(kind)).unwrap();
+        assert_eq!((tally.kind, tally.accepted, tally.counts), (kind, true, [1, 2, 3, 4]));
+        let again = owner.load(Kind::LoadStop, next(), &stop_body(kind)).unwrap();
+        assert_eq!(again, tally, "a repeated LOAD_STOP");
+    }
+    assert_eq!(*station.loads.stopped.lock().unwrap(), vec![LoadKind::ShellLoop, LoadKind::Cpu]);
+    // Stopped, the kind is free for another session; it stops at its duration.
+    assert!(start(&other, local(LoadKind::Cpu).with_duration(300)));
+    let asked = Instant::now();
+    while station.loads.stopped.lock().unwrap().len() < 3 && asked.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = asked.elapsed();
+    assert_eq!(station.loads.stopped.lock().unwrap().last(), Some(&LoadKind::Cpu), "not stopped at 300 ms");
+    assert!(after >= Duration::from_millis(290) && after < Duration::from_millis(1_500), "stopped after {after:?}");
+    drop(station);
+
+    // Without --serve-loads: refused, like every LOAD_START.
+    let Some(plain) = station_with(27_550, limits(), SESSION_IDLE_NS, false) else { return };
+    let peer = Peer::open(plain.address, Ipv4Addr::LOCALHOST);
+    for (i, kind) in [LoadKind::ShellLoop, LoadKind::Cpu].into_iter().enumerate() {
+        let tally = peer.load(Kind::LoadStart, 1 + i as u64, &local(kind).to_body()).unwrap();
+        assert_eq!((tally.kind, tally.accepted), (kind, false));
+    }
+    assert!(plain.loads.started.lock().unwrap().is_empty());
+}
+
 trait WithDuration {
     fn with_duration(self, ms: u64) -> Self;
 }
@@ -279,18 +366,22 @@ impl WithDuration for LoadRequest {
 }
 
 /// A load whose session goes silent stops within the 10 s idle limit (and the checks of
-/// the control loop, every 200 ms), not before.
+/// the control loop, every 200 ms), not before: a flood sent and a shell loop run on the
+/// station alike.
 #[test]
 fn a_load_stops_when_its_session_is_silent_for_10_s() {
     let Some(station) = station(27_480, limits(), SESSION_IDLE_NS) else { return };
     let peer = Peer::open(station.address, Ipv4Addr::LOCALHOST);
     assert!(peer.load(Kind::LoadStart, 1, &udp_flood(1_000, 0).to_body()).unwrap().accepted);
+    assert!(peer.load(Kind::LoadStart, 2, &local(LoadKind::ShellLoop).to_body()).unwrap().accepted);
     let asked = Instant::now();
-    while station.loads.stopped.lock().unwrap().is_empty() && asked.elapsed() < Duration::from_secs(15) {
+    while station.loads.stopped.lock().unwrap().len() < 2 && asked.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let stopped_after = asked.elapsed();
-    assert_eq!(*station.loads.stopped.lock().unwrap(), vec![LoadKind::UdpFlood], "not stopped in 15 s");
+    let mut stopped = station.loads.stopped.lock().unwrap().clone();
+    stopped.sort_by_key(|k| *k as u8);
+    assert_eq!(stopped, vec![LoadKind::UdpFlood, LoadKind::ShellLoop], "not both stopped in 15 s");
     assert!(stopped_after >= Duration::from_secs(10), "stopped after {stopped_after:?}, before 10 s of silence");
     assert!(stopped_after < Duration::from_millis(11_500), "stopped only after {stopped_after:?}");
 }
