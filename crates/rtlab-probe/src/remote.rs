@@ -73,14 +73,19 @@ pub struct DeltaEstimate {
     pub sd_ns: f64,
     pub min_ns: i64,
     pub max_ns: i64,
-    /// Calibration stimuli behind the estimate (0: given by the user).
+    /// Calibration stimuli behind the estimate (0: given by the user) and their rate (0:
+    /// given).
     pub samples: u64,
+    pub rate_hz: f64,
+    /// Measured once before and held (a stored calibration, `--delta FILE`), not measured
+    /// for this run.
+    pub held: bool,
 }
 
 impl DeltaEstimate {
     /// δ given by the user (`--delta`): no spread known.
     pub fn given(ns: i64) -> Self {
-        Self { mean_ns: ns, sd_ns: 0.0, min_ns: ns, max_ns: ns, samples: 0 }
+        Self { mean_ns: ns, sd_ns: 0.0, min_ns: ns, max_ns: ns, samples: 0, rate_hz: 0.0, held: false }
     }
 }
 
@@ -542,9 +547,15 @@ impl Probe for RemoteProbe {
         }
         match config.delta {
             Some(d) if d.samples > 0 => notes.push(format!(
-                "δ (this host's own latency) calibrated without load from {} stimuli as half of t2 − t1: mean {:.1} µs, \
+                "δ (this host's own latency) {} without load from {} stimuli at {} Hz as half of t2 − t1: mean {:.1} µs, \
                  SD {:.1} µs, range [{:.1}, {:.1}] µs; L_act values within ±{:.1} µs of 0 can come from δ's spread",
+                if d.held {
+                    "measured once before and held (probe_settings.delta_stored says where and when): calibrated"
+                } else {
+                    "calibrated for this run"
+                },
                 d.samples,
+                d.rate_hz,
                 d.mean_ns as f64 / 1e3,
                 d.sd_ns / 1e3,
                 d.min_ns as f64 / 1e3,
@@ -933,12 +944,24 @@ pub fn calibrate(mut config: RemoteConfig, stop: Arc<AtomicBool>) -> Result<Delt
             reason: format!("only {} of {stimuli} calibration stimuli came back", m.count),
         });
     }
+    // The rate it ran at: the run's, or the station's maximum when that is lower.
+    let rate_hz = output
+        .threads
+        .first()
+        .and_then(|t| t.details.iter().find(|(name, _)| name == "rate_hz"))
+        .and_then(|(_, value)| match value {
+            Detail::Float(rate) => Some(*rate),
+            _ => None,
+        })
+        .unwrap_or(0.0);
     Ok(DeltaEstimate {
         mean_ns: (m.mean().unwrap_or(0.0) / 2.0).round() as i64,
         sd_ns: m.stddev().unwrap_or(0.0) / std::f64::consts::SQRT_2,
         min_ns: m.min / 2,
         max_ns: m.max / 2,
         samples: m.count,
+        rate_hz,
+        held: false,
     })
 }
 

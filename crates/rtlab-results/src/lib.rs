@@ -9,6 +9,8 @@
 //!   its parts [`run::Measurement`] (one metric of one probe thread) and [`run::Scenario`].
 //! - [`host::SystemInfo`], [`host::Distortion`], [`host::Policy`]: the host as `rtlab-sys`
 //!   read it; [`activity::Activity`]: what the system did during a window.
+//! - [`delta::StoredDelta`]: a remote probe's δ calibration, measured once and held
+//!   (delta.json).
 //! - [`load::LoadReport`]: what a load achieved; [`split::SplitRun`]: the split section and
 //!   the explained spikes; [`noise::NoiseRun`]: the noise probe's gaps per cause;
 //!   [`taskset::TasksetRun`]: a task set run for real;
@@ -30,6 +32,7 @@
 //!   ([`judgement::JudgementSpec`], [`judgement::JudgementResult`]).
 
 pub mod activity;
+pub mod delta;
 pub mod fleet;
 pub mod history;
 pub mod host;

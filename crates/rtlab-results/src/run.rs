@@ -186,6 +186,10 @@ pub struct ProbeSettings {
     /// `remote`: δ given with --delta (None: calibrated before the loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_given_ns: Option<u64>,
+    /// `remote`: the stored calibration `--delta FILE` held (None: given as a time, or
+    /// calibrated before the loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta_stored: Option<crate::delta::StoredDelta>,
     /// `noise`: gaps longer than this are recorded (--noise-threshold); absent when the run
     /// had no noise probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]

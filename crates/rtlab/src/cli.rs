@@ -329,6 +329,11 @@ pub struct SuiteArgs {
     /// The key file shared with --station
     #[arg(long, requires = "station")]
     pub key: Option<PathBuf>,
+    /// remote conditions: δ to subtract, held for every one of them: a time (`9us`) or a
+    /// stored calibration (a delta.json, or the directory of a run or suite holding one)
+    /// [default: calibrated once, by the first remote condition, and held]
+    #[arg(long, requires = "station")]
+    pub delta: Option<String>,
 }
 
 /// `rtlab station`.

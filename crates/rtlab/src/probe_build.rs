@@ -81,7 +81,7 @@ pub fn remote_config(
         .station
         .as_ref()
         .ok_or_else(|| ProbeError::Config("remote: no station was given (--station HOST:PORT --key FILE)".into()))?;
-    let delta = delta.or(plan.probe_settings.delta_given_ns.map(|ns| DeltaEstimate::given(ns as i64)));
+    let delta = delta.or_else(|| given_delta(plan));
     Ok(RemoteConfig {
         stimulus,
         sampling,
@@ -91,6 +91,23 @@ pub fn remote_config(
         calibrating: false,
         interface: plan.probe_settings.interface.clone(),
     })
+}
+
+/// δ as `--delta` gave it: a time (no spread), or a stored calibration held with its spread.
+pub fn given_delta(plan: &RunPlan) -> Option<DeltaEstimate> {
+    let settings = &plan.probe_settings;
+    if let Some(stored) = &settings.delta_stored {
+        return Some(DeltaEstimate {
+            mean_ns: stored.mean_ns,
+            sd_ns: stored.sd_ns,
+            min_ns: stored.min_ns,
+            max_ns: stored.max_ns,
+            samples: stored.samples,
+            rate_hz: stored.rate_hz,
+            held: true,
+        });
+    }
+    settings.delta_given_ns.map(|ns| DeltaEstimate::given(ns as i64))
 }
 
 /// δ for the remote probe, calibrated against the idle station before any load starts
@@ -104,8 +121,8 @@ pub fn calibrate_remote(
     if !plan.probes.contains(&ProbeChoice::Remote) {
         return Ok(None);
     }
-    if let Some(ns) = plan.probe_settings.delta_given_ns {
-        return Ok(Some(DeltaEstimate::given(ns as i64)));
+    if let Some(given) = given_delta(plan) {
+        return Ok(Some(given));
     }
     let s = &plan.probe_settings;
     let stimulus = Stimulus {

@@ -272,16 +272,27 @@ pub fn resolve(
         uses(|p| matches!(p, ProbeChoice::Net | ProbeChoice::Ipc(_) | ProbeChoice::Sweep | ProbeChoice::Remote));
     let remote_used = uses(|p| *p == ProbeChoice::Remote);
     let station = resolve_station(args, remote_used)?;
-    let delta_given_ns = match &args.delta {
+    // --delta: a time, or a stored calibration (a delta.json, or a run's or suite's directory
+    // holding one) measured once and held.
+    let (delta_given_ns, delta_stored) = match &args.delta {
         Some(text) => {
             unused("--delta", remote_used)?;
-            let ns = parse_time_ns(text).map_err(|e| usage(format!("--delta: {e}")))?;
-            if ns > 10_000_000 {
-                return Err(usage(format!("--delta {text}: at most 10ms")));
+            let as_path = std::path::Path::new(text.trim());
+            if as_path.exists() {
+                let stored = rtlab_results::delta::StoredDelta::read(as_path)
+                    .map_err(|e| usage(format!("--delta {text}: {e}")))?;
+                (None, Some(stored))
+            } else {
+                let ns = parse_time_ns(text).map_err(|e| {
+                    usage(format!("--delta {text}: neither a time ({e}) nor an existing delta.json or run directory"))
+                })?;
+                if ns > 10_000_000 {
+                    return Err(usage(format!("--delta {text}: at most 10ms")));
+                }
+                (Some(ns), None)
             }
-            Some(ns)
         }
-        None => None,
+        None => (None, None),
     };
     if let Some(hz) = rates_hz.get("remote") {
         if *hz > rtlab_probe::remote::MAX_RATE_HZ {
@@ -353,6 +364,7 @@ pub fn resolve(
         interface: args.interface.clone(),
         station: station.as_ref().map(|s| s.address.to_string()),
         delta_given_ns,
+        delta_stored,
         noise_threshold_ns,
     };
     Ok(ResolvedProbes { probes, settings, station })

@@ -204,7 +204,7 @@ pub fn run(
         drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
     }
     // δ of the remote probe, measured while the station is idle: before any load.
-    if plan.probes.contains(&crate::probe_plan::ProbeChoice::Remote) && plan.probe_settings.delta_given_ns.is_none() {
+    if plan.probes.contains(&crate::probe_plan::ProbeChoice::Remote) && probe_build::given_delta(plan).is_none() {
         progress::note(plan, "Calibrating δ against the idle station");
     }
     let remote_delta = probe_build::calibrate_remote(plan, setup, stop.clone())
@@ -221,6 +221,24 @@ pub fn run(
     // mounted for the run like --split's); otherwise they are recorded unattributed.
     let noise_tracing = crate::noise_run::prepare(plan);
     prepare_output_dir(&plan.output)?;
+    // A δ calibrated here is stored beside run.json, to be held by later runs (--delta DIR).
+    if let (Some(delta), None) = (remote_delta, probe_build::given_delta(plan)) {
+        let stored = rtlab_results::delta::StoredDelta {
+            schema: rtlab_results::delta::DELTA_SCHEMA.into(),
+            mean_ns: delta.mean_ns,
+            sd_ns: delta.sd_ns,
+            min_ns: delta.min_ns,
+            max_ns: delta.max_ns,
+            samples: delta.samples,
+            rate_hz: delta.rate_hz,
+            station: plan.probe_settings.station.clone().unwrap_or_default(),
+            calibrated_at: chrono::Local::now().to_rfc3339(),
+            hostname: host.hostname.clone(),
+            kernel: host.kernel_release.clone(),
+            read_from: None,
+        };
+        stored.write(&plan.output).with_context(|| "cannot store the δ calibration: check the output directory")?;
+    }
     // Scratch directories of loads whose rtlab was killed (SIGKILL runs no destructor).
     if plan.loaded_scenarios().next().is_some() {
         let parent = plan.scratch.clone().unwrap_or_else(rtlab_load::default_scratch_parent);

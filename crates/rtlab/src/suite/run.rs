@@ -24,10 +24,31 @@ use std::sync::Arc;
 /// The conditions' plans, run by [`crate::runner::run`] with report.html beside each run.json.
 struct RunnerBackend {
     plans: Vec<Option<RunPlan>>,
+    /// The remote probe's δ, measured once (the first condition that calibrates it, or
+    /// --delta) and held for every later remote condition, as Regnier held δ̄; stored as the
+    /// suite's delta.json.
+    held_delta: Option<rtlab_results::delta::StoredDelta>,
+    suite_dir: std::path::PathBuf,
     host: SystemInfo,
     command_line: Vec<String>,
     stop: Arc<AtomicBool>,
     quiet: bool,
+}
+
+impl RunnerBackend {
+    /// Holds the δ a condition calibrated (its delta.json) for the later remote conditions,
+    /// and stores it as the suite's own delta.json (`--delta SUITE_DIR` holds it again).
+    fn hold_delta(&mut self, run_dir: &std::path::Path) {
+        match rtlab_results::delta::StoredDelta::read(run_dir) {
+            Ok(delta) => {
+                if let Err(why) = delta.write(&self.suite_dir) {
+                    eprintln!("rtlab: warning: the suite's delta.json was not written: {why}");
+                }
+                self.held_delta = Some(delta);
+            }
+            Err(why) => eprintln!("rtlab: warning: δ is calibrated again by the next remote condition: {why}"),
+        }
+    }
 }
 
 impl ConditionBackend for RunnerBackend {
@@ -35,6 +56,19 @@ impl ConditionBackend for RunnerBackend {
         let Some(plan) = &self.plans[index] else {
             return ConditionOutcome::Failed("the condition has no plan".into());
         };
+        let remote = plan.probes.contains(&crate::probe_plan::ProbeChoice::Remote);
+        let calibrates = remote && crate::probe_build::given_delta(plan).is_none();
+        let held;
+        let plan = match (&self.held_delta, calibrates) {
+            (Some(delta), true) => {
+                let mut with_delta = plan.clone();
+                with_delta.probe_settings.delta_stored = Some(delta.clone());
+                held = with_delta;
+                &held
+            }
+            _ => plan,
+        };
+        let calibrates = remote && crate::probe_build::given_delta(plan).is_none();
         let mut missing = Vec::new();
         let mut outcome = crate::runner::run(plan, self.host.clone(), self.command_line.clone(), self.stop.clone());
         // The split refused (no root, kernel tracing unusable: `rtlab run --split`'s own
@@ -55,6 +89,9 @@ impl ConditionBackend for RunnerBackend {
                 ran.split = false;
                 outcome = crate::runner::run(&ran, self.host.clone(), self.command_line.clone(), self.stop.clone());
             }
+        }
+        if calibrates && outcome.is_ok() {
+            self.hold_delta(&ran.output);
         }
         match outcome {
             Ok(finished) => {
@@ -147,6 +184,10 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
             condition_args.station = args.station.clone();
             condition_args.key = args.key.clone();
         }
+        // --delta: every remote condition holds it (a condition's own `delta` key wins).
+        if args.delta.is_some() && condition_args.delta.is_none() && condition_uses_remote(&condition_args) {
+            condition_args.delta = args.delta.clone();
+        }
         if split_unavailable.is_some() {
             condition_args.split = false;
         }
@@ -180,8 +221,15 @@ pub fn run_suite(suite: &SuiteFile, mode: Mode, args: &SuiteArgs) -> anyhow::Res
 
     // First SIGINT/SIGTERM: stop the running condition, keep what was measured. Second: exit now.
     let stop = crate::runner::stop_on_signals()?;
-    let mut backend =
-        RunnerBackend { plans, host: host.clone(), command_line: std::env::args().collect(), stop, quiet: args.quiet };
+    let mut backend = RunnerBackend {
+        plans,
+        held_delta: None,
+        suite_dir: dir.clone(),
+        host: host.clone(),
+        command_line: std::env::args().collect(),
+        stop,
+        quiet: args.quiet,
+    };
     if mode == Mode::Quick {
         backend.progress(&format!(
             "Suite {} ({}): quick: durations scaled down, not the paper's sample counts\n",
@@ -276,4 +324,9 @@ mod tests {
         );
         assert_eq!(split_reason("--split traces the kernel"), "--split traces the kernel");
     }
+}
+
+/// Whether a condition's run has the remote probe (`--delta` is refused by the others).
+fn condition_uses_remote(args: &RunArgs) -> bool {
+    args.probe.as_deref().is_some_and(|p| p.split(',').any(|p| p.trim() == "remote"))
 }
