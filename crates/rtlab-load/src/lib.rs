@@ -42,7 +42,7 @@ pub mod udp_flood;
 mod worker;
 
 pub use scratch::{default_parent as default_scratch_parent, remove_stale_scratch, set_default_scratch_parent};
-pub use spec::{parse_load_list, parse_load_spec, preset, scenario, Scenario, LOADS, PRESETS};
+pub use spec::{parse_load_list, parse_load_spec, preset, scenario, Scenario, LOADS, PRESETS, REGNIER_SHELL_LOOP};
 
 pub use rtlab_results::load::{Intensity, LoadReport};
 

@@ -13,7 +13,9 @@
 //! ([`StationLoad`]): the station sends the load to this host (Akamina's comms client and
 //! the Xenomai/RTAI paper's flood ping came from another machine). This host receives it:
 //! a UDP sink, a comms echo server that asks the station for the key's proof, or its
-//! kernel answering pings; both sides' counts are reported.
+//! kernel answering pings; both sides' counts are reported. And `station:shell-loop` and
+//! `station:cpu`: the station runs the load on itself (Regnier's shell loop on the measured
+//! station E_M while E_L floods it); the station's counts are reported.
 
 use crate::params::params;
 use crate::{comms, mb, per_second, ping_flood, udp_flood, Intensity, Load, LoadError, LoadReport};
@@ -55,7 +57,8 @@ pub const DEFAULT_PORT: u16 = 7450;
 /// The remote loads, as `--load` names them.
 pub const REMOTE_LOADS: [&str; 3] = ["remote:udp-flood", "remote:comms", "remote:ping-flood"];
 /// The loads a station sends to this host, as `--load` names them.
-pub const STATION_LOADS: [&str; 3] = ["station:udp-flood", "station:comms", "station:ping-flood"];
+pub const STATION_LOADS: [&str; 5] =
+    ["station:udp-flood", "station:comms", "station:ping-flood", "station:shell-loop", "station:cpu"];
 
 /// A local load pointed at the station, reported as `remote:NAME`.
 pub struct RemoteLoad {
@@ -174,7 +177,8 @@ pub struct StationLoadParams {
     pub payload: u32,
 }
 
-/// A load the station sends to this host ([`LoadKind`]), received here.
+/// A load the station sends to this host ([`LoadKind`]), received here, or runs on itself
+/// ([`LoadKind::is_local`]).
 pub struct StationLoad {
     name: String,
     kind: LoadKind,
@@ -208,6 +212,8 @@ pub fn parse_station_load(spec: &str) -> Result<Box<dyn Load>, LoadError> {
         "udp-flood" => LoadKind::UdpFlood,
         "comms" => LoadKind::Comms,
         "ping-flood" => LoadKind::PingFlood,
+        "shell-loop" => LoadKind::ShellLoop,
+        "cpu" => LoadKind::Cpu,
         _ => {
             return Err(LoadError::config(
                 &full_name,
@@ -216,6 +222,16 @@ pub fn parse_station_load(spec: &str) -> Result<Box<dyn Load>, LoadError> {
         }
     };
     let params: StationLoadParams = params(&full_name, &parts)?;
+    if kind.is_local() {
+        // The station's own loads, as it composes them: nothing to choose.
+        if params != StationLoadParams::default() {
+            return Err(LoadError::config(
+                &full_name,
+                "runs on the station as the station composes it: no rate or payload",
+            ));
+        }
+        return Ok(Box::new(StationLoad { name: full_name, kind, params, rate: 0, running: None }));
+    }
     // The station's own limits on what it sends, refused here before anything runs.
     let most = match kind {
         LoadKind::Comms => rtlab_station::station::MAX_COMMS_MESSAGE,
@@ -302,7 +318,8 @@ impl Load for StationLoad {
                 }));
                 port
             }
-            LoadKind::PingFlood => 0,
+            // The station runs it on itself: nothing arrives here.
+            LoadKind::PingFlood | LoadKind::ShellLoop | LoadKind::Cpu => 0,
         };
         let payload = self.params.payload;
         let request = LoadRequest { kind: self.kind, port, payload, rate: self.rate, duration_ms: MAX_DURATION_MS };
@@ -402,12 +419,44 @@ impl Load for StationLoad {
                     achieved.push(Intensity::new("echo replies/s (this kernel)", per_second(r as f64, elapsed), "1/s"));
                 }
             }
+            // The four components' counts; rates over this host's time from the LOAD_START's
+            // acceptance to the LOAD_STOP (the report has no room for the station's).
+            LoadKind::ShellLoop => {
+                let (disk, files, compressed, builds) = (a, b, c, ns);
+                achieved.push(Intensity::new("station: disk MB/s", per_second(mb(disk), elapsed), "MB/s"));
+                achieved.push(Intensity::new(
+                    "station: files/s searched",
+                    per_second(files as f64, elapsed),
+                    "files/s",
+                ));
+                achieved.push(Intensity::new("station: MB/s compressed", per_second(mb(compressed), elapsed), "MB/s"));
+                achieved.push(Intensity::new(
+                    "station: builds/min",
+                    per_second(builds as f64, elapsed) * 60.0,
+                    "builds/min",
+                ));
+                achieved.push(Intensity::new("station: disk MB", mb(disk), "MB"));
+                achieved.push(Intensity::new("station: files searched", files as f64, "files"));
+                achieved.push(Intensity::new("station: MB compressed", mb(compressed), "MB"));
+                achieved.push(Intensity::new("station: builds", builds as f64, "builds"));
+            }
+            LoadKind::Cpu => {
+                let (flop, cpu_ns, threads) = (a, b, c);
+                achieved.push(Intensity::new("station: Mflop/s", per_second(flop as f64 / 1e6, station_s), "Mflop/s"));
+                achieved.push(Intensity::new("station: CPUs busy", per_second(cpu_ns as f64 / 1e9, station_s), "CPUs"));
+                achieved.push(Intensity::new("station: threads", threads as f64, "threads"));
+                achieved.push(Intensity::new("station: Mflop", flop as f64 / 1e6, "Mflop"));
+            }
         }
         let mut parameters = serde_json::to_value(&self.params).unwrap_or_default();
         parameters["station"] = running.station.to_string().into();
         parameters["rate_per_s"] = self.rate.into();
         let died_early = running.failure.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
-            counts.is_none().then(|| "the station had stopped the load before the end (its session fell silent)".into())
+            counts.is_none().then(|| {
+                "the station had no such load running at the end: it stopped it (its session fell silent) or the load \
+                 failed (the station's output says why)"
+                    .into()
+            })
         });
         Ok(LoadReport {
             name: self.name.clone(),
@@ -491,6 +540,22 @@ fn echo_connection(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn station_loads_by_name_and_the_ones_it_runs_on_itself_take_no_parameters() {
+        for name in STATION_LOADS {
+            let load = parse_station_load(name.trim_start_matches("station:")).unwrap();
+            assert_eq!(load.name(), name);
+        }
+        for spec in ["shell-loop:rate=10", "cpu:payload=64", "cpu:threads=2"] {
+            let e = parse_station_load(spec).err().unwrap_or_else(|| panic!("{spec} accepted"));
+            assert!(e.is_usage_error(), "{spec}: {e}");
+        }
+        let e = parse_station_load("cpu:rate=10").err().unwrap().to_string();
+        assert!(e.contains("station:cpu") && e.contains("no rate or payload"), "{e}");
+        let e = parse_station_load("disk").err().unwrap().to_string();
+        assert!(e.contains("station:shell-loop, station:cpu"), "{e}");
+    }
 
     #[test]
     fn remote_specs_point_the_local_loads_at_the_station() {

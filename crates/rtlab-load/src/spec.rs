@@ -43,6 +43,10 @@ pub const PRESETS: &[(&str, &str)] = &[
 /// The `akamina` preset's comms rate: the paper's 100BaseT LAN.
 const AKAMINA_RATE: &str = "12.5MB/s";
 
+/// Regnier's shell loop (dd, find | xargs egrep, tar -cjf, make) as rtlab's loads: the
+/// `regnier` preset without its UDP flood. `station:shell-loop` has the station run it.
+pub const REGNIER_SHELL_LOOP: &str = "disk+fs-walk+compress+compile:jobs=1";
+
 fn unknown(name: &str) -> LoadError {
     LoadError::Unknown {
         name: name.to_string(),
@@ -98,13 +102,12 @@ pub fn preset(name: &str) -> Result<Vec<Box<dyn Load>>, LoadError> {
             rate: Some(AKAMINA_RATE.parse().expect("a valid rate")),
             ..Default::default()
         })?)],
-        "regnier" => vec![
-            Box::new(disk::DiskLoad::new(Default::default())?),
-            Box::new(fs_walk::FsWalkLoad::new(Default::default())?),
-            Box::new(compress::CompressLoad::new(Default::default())?),
-            Box::new(compile::CompileLoad::new(compile::CompileParams { jobs: 1, ..Default::default() })?),
-            Box::new(udp_flood::UdpFloodLoad::new(Default::default())?),
-        ],
+        // The shell loop, then E_L's flood (here on loopback).
+        "regnier" => {
+            let mut loads = scenario(REGNIER_SHELL_LOOP)?;
+            loads.push(Box::new(udp_flood::UdpFloodLoad::new(Default::default())?));
+            loads
+        }
         "senoner" => vec![
             Box::new(disk::DiskLoad::new(Default::default())?),
             Box::new(proc_read::ProcReadLoad::new(Default::default())?),
@@ -243,6 +246,8 @@ mod tests {
         assert_eq!(names("dohell"), vec!["proc-read", "exec", "disk", "exec"]);
         if exec::find_program("t", "cc").is_ok() {
             assert_eq!(names("regnier"), vec!["disk", "fs-walk", "compress", "compile", "udp-flood"]);
+            let shell: Vec<String> = scenario(REGNIER_SHELL_LOOP).unwrap().iter().map(|l| l.name().into()).collect();
+            assert_eq!(shell, names("regnier")[..4], "the regnier preset is the shell loop and a flood");
         }
         match preset("dodiu") {
             Ok(_) => assert_eq!(names("dodiu"), vec!["ping-flood"]),
