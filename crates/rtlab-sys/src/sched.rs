@@ -133,7 +133,6 @@ fn set_affinity(set: &libc::cpu_set_t) -> crate::Result<()> {
 }
 
 /// CPUs in `set`, ascending.
-#[cfg(test)]
 fn cpus_in_set(set: &libc::cpu_set_t) -> Vec<usize> {
     (0..libc::CPU_SETSIZE as usize)
         // SAFETY: `cpu` < CPU_SETSIZE, so the bit index is inside the set.
@@ -203,6 +202,11 @@ pub fn online_cpus() -> crate::Result<Vec<usize>> {
     parse_cpu_list(&text)
 }
 
+/// CPUs the calling thread may run on now (its affinity, as `taskset` set it), ascending.
+pub fn allowed_cpus() -> crate::Result<Vec<usize>> {
+    Ok(cpus_in_set(&get_affinity()?))
+}
+
 /// The CPU the calling thread runs on now (`sched_getcpu`).
 pub fn current_cpu() -> Option<usize> {
     // SAFETY: sched_getcpu takes no arguments; it returns the CPU number or -1.
@@ -256,9 +260,8 @@ pub fn parse_cpu_list(text: &str) -> crate::Result<Vec<usize>> {
 mod tests {
     use super::*;
 
-    /// CPUs the calling thread may run on now, ascending.
     fn current_affinity() -> crate::Result<Vec<usize>> {
-        Ok(cpus_in_set(&get_affinity()?))
+        allowed_cpus()
     }
 
     #[test]

@@ -365,7 +365,8 @@ pub struct StationArgs {
     #[arg(long, default_value = "10s")]
     pub status_every: String,
     /// Send the loads the measuring side asks for (`--load station:udp-flood`,
-    /// `station:comms`, `station:ping-flood`), only ever to that side's own address
+    /// `station:comms`, `station:ping-flood`), only ever to that side's own address, and run
+    /// `station:shell-loop` (Regnier's shell loop) and `station:cpu` on this host
     #[arg(long)]
     pub serve_loads: bool,
     /// With --serve-loads: datagrams or pings per second sent at most (a UDP flood asked

@@ -1,8 +1,10 @@
 //! `rtlab station`: the agent on the host under test for Regnier's experiment 2
 //! (docs/station.md). It answers authenticated stimuli from the measuring host twice
 //! (the kernel's ICMP echo, then its real-time task Δ later), sinks the floods and echoes
-//! the comms load that host sends. It runs until SIGINT/SIGTERM or --duration, prints its
-//! counters every --status-every and at the end, and writes nothing.
+//! the comms load that host sends. With --serve-loads it also sends loads to that host and
+//! runs the shell loop or cpu load on itself when asked. It runs until SIGINT/SIGTERM or
+//! --duration, prints its counters every --status-every and at the end, and writes nothing
+//! (the shell loop's load child writes its scratch files, and removes them).
 
 use crate::cli::StationArgs;
 use crate::errors::{environment, usage};
@@ -79,6 +81,8 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
     let station = if args.serve_loads {
         station.with_loads(std::sync::Arc::new(LoadsSent {
             key_file: args.key.clone(),
+            // The CPUs this station may use (all online ones, unless started under taskset).
+            cpus: rtlab_sys::sched::allowed_cpus().unwrap_or_else(|_| online.clone()),
             running: std::sync::Mutex::new(Vec::new()),
         }))
     } else {
@@ -120,15 +124,82 @@ pub fn cmd_station(args: &StationArgs) -> anyhow::Result<u8> {
 }
 
 /// The loads this station sends when asked (`--serve-loads`): rtlab's own loads pointed at
-/// the requesting session's address. The station has already held each request to its
-/// [`LoadLimits`] and made its rate concrete.
+/// the requesting session's address; and those it runs on itself (the shell loop, cpu), in
+/// a load child process as `rtlab run` runs its loads. The station has already held each
+/// request to its [`LoadLimits`] and made its rate concrete.
 struct LoadsSent {
     key_file: std::path::PathBuf,
-    running: std::sync::Mutex<Vec<(LoadKind, Box<dyn rtlab_load::Load>)>>,
+    /// The CPUs the station may use: the cpu load puts one thread on each.
+    cpus: Vec<usize>,
+    running: std::sync::Mutex<Vec<(LoadKind, Running)>>,
+}
+
+/// A load sent from this process, or a load child running loads on this host.
+enum Running {
+    Sent(Box<dyn rtlab_load::Load>),
+    Here(rtlab_load::host::LoadHost),
+}
+
+impl LoadsSent {
+    /// The loads of a local kind, as a scenario for the load child.
+    ///
+    /// The shell loop runs on every CPU of the station, the responder's (`--cpu`) included:
+    /// the paper's E_M had one CPU, shared by the shell loop, the flood's interrupts and the
+    /// task τ, and that contention is what its "with load" columns measure. Kept off the
+    /// responder's CPU, the loop would only reach τ through caches, memory and interrupts;
+    /// kept on it alone, it would spare the CPUs that take the network's interrupts.
+    /// The cpu load puts one thread on each CPU the station may use (every online one unless
+    /// it runs under `taskset`), so the responder's CPU has one too.
+    fn local_scenario(&self, kind: LoadKind) -> String {
+        match kind {
+            LoadKind::ShellLoop => rtlab_load::REGNIER_SHELL_LOOP.to_string(),
+            _ => {
+                let list: Vec<String> = self.cpus.iter().map(usize::to_string).collect();
+                format!("cpu:cpus={}", list.join(";"))
+            }
+        }
+    }
+
+    /// Starts a local kind's loads in a load child (`rtlab __load-host`): not under the
+    /// station's mlockall, not in the responder's address space.
+    fn start_here(&self, kind: LoadKind) -> Result<Running, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find the rtlab executable: {e}"))?;
+        let host = rtlab_load::host::LoadHost::start(&exe, &self.local_scenario(kind), None, None)
+            .map_err(|e| e.to_string())?;
+        Ok(Running::Here(host))
+    }
 }
 
 impl LoadSource for LoadsSent {
     fn start(&self, request: LoadRequest, target: SocketAddrV4) -> Result<(), String> {
+        let started = self.start_load(request, target);
+        if let Err(why) = &started {
+            eprintln!("rtlab station: {} not started: {why}", request.kind.name());
+        }
+        let running = started?;
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).push((request.kind, running));
+        Ok(())
+    }
+
+    fn stop(&self, kind: LoadKind) -> Option<[u64; 4]> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let index = running.iter().position(|(k, _)| *k == kind)?;
+        let (_, load) = running.remove(index);
+        drop(running);
+        match load {
+            Running::Sent(mut load) => sent_counts(kind, &load.stop().ok()?),
+            Running::Here(mut host) => {
+                if let Some(why) = host.check_alive() {
+                    eprintln!("rtlab station: {} stopped working: {why}", kind.name());
+                }
+                local_counts(kind, &host.stop().ok()?)
+            }
+        }
+    }
+}
+
+impl LoadsSent {
+    fn start_load(&self, request: LoadRequest, target: SocketAddrV4) -> Result<Running, String> {
         use rtlab_load::{comms, ping_flood, udp_flood};
         let payload = request.payload as usize;
         let mut load: Box<dyn rtlab_load::Load> = match request.kind {
@@ -161,29 +232,60 @@ impl LoadSource for LoadsSent {
                 })
                 .map_err(|e| e.to_string())?,
             ),
+            LoadKind::ShellLoop | LoadKind::Cpu => return self.start_here(request.kind),
         };
         load.start().map_err(|e| e.to_string())?;
-        self.running.lock().unwrap_or_else(|e| e.into_inner()).push((request.kind, load));
-        Ok(())
+        Ok(Running::Sent(load))
     }
+}
 
-    fn stop(&self, kind: LoadKind) -> Option<[u64; 4]> {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let index = running.iter().position(|(k, _)| *k == kind)?;
-        let (_, mut load) = running.remove(index);
-        let report = load.stop().ok()?;
-        let value = |name: &str| report.intensity(name).unwrap_or(0.0).max(0.0) as u64;
-        let ns = (report.duration_s * 1e9) as u64;
-        let bytes = |n: u64| n.saturating_mul(report.parameters["payload"].as_u64().unwrap_or(0));
-        Some(match kind {
-            LoadKind::UdpFlood => [value("packets sent"), value("send errors"), bytes(value("packets sent")), ns],
-            LoadKind::Comms => {
-                let size = report.parameters["message_bytes"].as_u64().unwrap_or(0);
-                let trips = value("round trips");
-                [trips, trips.saturating_mul(size), u64::from(report.died_early.is_some()), ns]
-            }
-            LoadKind::PingFlood => [value("requests sent"), value("echoes received"), 0, ns],
+/// The LOAD_REPORT counts of a load sent (docs/station.md, "Loads sent by the station").
+fn sent_counts(kind: LoadKind, report: &rtlab_load::LoadReport) -> Option<[u64; 4]> {
+    let value = |name: &str| report.intensity(name).unwrap_or(0.0).max(0.0) as u64;
+    let ns = (report.duration_s * 1e9) as u64;
+    let bytes = |n: u64| n.saturating_mul(report.parameters["payload"].as_u64().unwrap_or(0));
+    Some(match kind {
+        LoadKind::UdpFlood => [value("packets sent"), value("send errors"), bytes(value("packets sent")), ns],
+        LoadKind::Comms => {
+            let size = report.parameters["message_bytes"].as_u64().unwrap_or(0);
+            let trips = value("round trips");
+            [trips, trips.saturating_mul(size), u64::from(report.died_early.is_some()), ns]
+        }
+        LoadKind::PingFlood => [value("requests sent"), value("echoes received"), 0, ns],
+        LoadKind::ShellLoop | LoadKind::Cpu => return None,
+    })
+}
+
+/// The LOAD_REPORT counts of a load run on the station from its load child's reports:
+/// shell-loop (disk bytes written, read and copied; files searched; bytes compressed;
+/// builds), cpu (floating-point operations; ns of CPU time of its threads; threads; ns it
+/// ran).
+fn local_counts(kind: LoadKind, reports: &[rtlab_load::LoadReport]) -> Option<[u64; 4]> {
+    let report = |name: &str| reports.iter().find(|r| r.name == name);
+    // A count, or a rate (per second) times the time its load ran.
+    let count = |name: &str, row: &str| report(name).and_then(|r| r.intensity(row)).unwrap_or(0.0).max(0.0);
+    let total = |name: &str, rows: &[&str]| {
+        report(name).map_or(0.0, |r| {
+            rows.iter().map(|row| r.intensity(row).unwrap_or(0.0).max(0.0)).sum::<f64>() * r.duration_s
         })
+    };
+    match kind {
+        LoadKind::ShellLoop => Some([
+            (total("disk", &["MB/s written", "MB/s read", "MB/s copied"]) * 1e6) as u64,
+            count("fs-walk", "files searched") as u64,
+            (total("compress", &["MB/s compressed"]) * 1e6) as u64,
+            count("compile", "builds") as u64,
+        ]),
+        LoadKind::Cpu => {
+            let cpu = report("cpu")?;
+            Some([
+                (count("cpu", "Mflop") * 1e6) as u64,
+                (cpu.cpu_seconds.unwrap_or(0.0).max(0.0) * 1e9) as u64,
+                cpu.parameters["threads"].as_u64().unwrap_or(0),
+                (cpu.duration_s.max(0.0) * 1e9) as u64,
+            ])
+        }
+        _ => None,
     }
 }
 
