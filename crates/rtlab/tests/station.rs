@@ -484,6 +484,94 @@ fn the_station_sends_the_loads_asked_for_and_both_sides_count_them() {
     drop(plain);
 }
 
+/// The parent of process `pid`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // pid (comm) state ppid ...: the comm may hold spaces, the last ')' ends it.
+    stat.rsplit_once(") ")?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The scenarios (`rtlab __load-host --scenario SPEC`) of the load processes descending
+/// from `ancestor` (the load host runs under a supervisor child).
+fn load_children(ancestor: u32) -> Vec<String> {
+    let mut specs = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let args: Vec<String> = cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let Some(i) = args.iter().position(|a| a == "__load-host") else { continue };
+        let Some(spec) = args.iter().skip(i).skip_while(|a| *a != "--scenario").nth(1) else { continue };
+        let mut up = parent_of(pid);
+        for _ in 0..4 {
+            match up {
+                Some(p) if p == ancestor => {
+                    specs.push(spec.clone());
+                    break;
+                }
+                Some(p) if p > 1 => up = parent_of(p),
+                _ => break,
+            }
+        }
+    }
+    specs
+}
+
+/// `station:cpu` and `station:shell-loop` run on the station itself, in load children of
+/// the station's process (one cpu thread on each of its CPUs; the shell loop's disk,
+/// fs-walk, compress and compile), started and stopped by the measuring run; their
+/// LOAD_REPORT counts arrive in the run's load reports.
+#[test]
+fn the_station_runs_the_shell_loop_and_cpu_on_itself_and_reports_them() {
+    if !can_run("the station's own loads") {
+        return;
+    }
+    let lab = Lab::new("local");
+    let station = lab.station(&["--serve-loads"]);
+    let station_pid = station.0.as_ref().unwrap().id();
+    let out = lab.dir.path().join("run");
+    let args =
+        ["run", "-P", "timer", "--duration", "4s", "-q", "--settle", "1s", "--load", "station:cpu,station:shell-loop"];
+    let mut run = lab.measure(&args, &out).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    // Watch the station's children while the two scenarios run.
+    let mut seen: Vec<String> = Vec::new();
+    while run.try_wait().unwrap().is_none() {
+        for spec in load_children(station_pid) {
+            if !seen.contains(&spec) {
+                seen.push(spec);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = run.wait_with_output().unwrap();
+    assert!(output.status.success(), "rtlab run failed: {}", String::from_utf8_lossy(&output.stderr));
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpus = rtlab_sys::sched::parse_cpu_list(online.trim()).unwrap();
+    let cpu_spec = format!("cpu:cpus={}", cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(";"));
+    assert_eq!(seen, [cpu_spec, rtlab_load::REGNIER_SHELL_LOOP.to_string()], "the station's load children");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(load_children(station_pid), Vec::<String>::new(), "the station stopped its loads");
+    let run = run_json(&out);
+    let names: Vec<&str> = (0..2).map(|i| run["scenarios"][i]["loads"][0]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["station:cpu", "station:shell-loop"]);
+    for i in 0..2 {
+        assert!(run["scenarios"][i]["loads"][0]["died_early"].is_null(), "{}", run["scenarios"][i]["loads"][0]);
+    }
+    let achieved = |scenario: usize, name: &str| achieved(&run, scenario, name);
+    // cpu: one thread per CPU of the station, busy for a good part of the scenario.
+    assert_eq!(achieved(0, "station: threads"), cpus.len() as f64);
+    assert!(achieved(0, "station: Mflop") > 0.0);
+    let busy = achieved(0, "station: CPUs busy");
+    assert!(busy > 0.2 && busy <= cpus.len() as f64 + 0.1, "{busy} CPUs busy");
+    // The shell loop: its components' work, counted on the station.
+    assert!(achieved(1, "station: disk MB") > 0.0);
+    assert!(achieved(1, "station: files searched") > 0.0);
+    assert!(achieved(1, "station: MB compressed") > 0.0);
+    assert!(achieved(1, "station: builds") >= 0.0 && achieved(1, "station: builds/min") >= 0.0);
+    let (status, text) = station.stop();
+    assert!(status.success(), "{text}");
+    assert!(!text.contains("not started") && !text.contains("stopped working"), "{text}");
+}
+
 /// The station dies in the middle of a run: its kernel still echoes, its task no longer
 /// answers. Every stimulus is still accounted for, to the last one (those lost in the last
 /// half second too), and the run says what was lost.
@@ -511,15 +599,17 @@ fn a_station_that_dies_mid_run_leaves_every_stimulus_accounted_for() {
 }
 
 /// `rtlab suite regnier-2008 --quick --station` in two namespaces runs both experiments:
-/// Table 1's experiment 2 rows and Figure 8 come from the remote probe's runs. (About four
-/// minutes: the paper's conditions at their quick durations.)
+/// Table 1's experiment 2 rows and Figure 8 come from the remote probe's runs; under load
+/// the station runs the paper's shell loop on itself while the measuring host floods it,
+/// and Figure 9 is drawn from that run. (About four minutes: the paper's conditions at
+/// their quick durations.)
 #[test]
 fn the_regnier_suite_with_a_station_fills_experiment_2() {
     if !can_run("the regnier-2008 suite with a station") {
         return;
     }
     let lab = Lab::new("suite");
-    let station = lab.station(&[]);
+    let station = lab.station(&["--serve-loads"]);
     let out = lab.dir.path().join("suite");
     let output = lab.measure(&["suite", "regnier-2008", "--quick", "-q"], &out).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -544,5 +634,33 @@ fn the_regnier_suite_with_a_station_fills_experiment_2() {
     assert_ne!(exp1["measured"]["values"][0][0]["kind"], "not_measured");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("id=\"fig-8-irq\"") && html.contains("id=\"fig-8-act\""));
-    drop(station);
+    // Under load the station ran the shell loop (its LOAD_REPORT counts) while the measuring
+    // host flooded it (the station's sink counted the datagrams).
+    let loaded = run_json(&out.join("exp2-with-load"));
+    let loads = loaded["scenarios"][0]["loads"].as_array().unwrap();
+    let load = |name: &str| loads.iter().find(|l| l["name"] == name).unwrap_or_else(|| panic!("{name} in {loads:?}"));
+    let value = |load: &serde_json::Value, row: &str| {
+        let rows = load["achieved"].as_array().unwrap();
+        rows.iter().find(|a| a["name"] == row).unwrap_or_else(|| panic!("{row} in {load}"))["value"].as_f64().unwrap()
+    };
+    let shell = load("station:shell-loop");
+    assert!(shell["died_early"].is_null(), "{shell}");
+    for row in ["station: disk MB", "station: files searched", "station: MB compressed"] {
+        assert!(value(shell, row) > 0.0, "{row}: {shell}");
+    }
+    assert!(value(load("remote:udp-flood"), "station: datagrams/s received") > 1_000.0);
+    // Figure 9 is experiment 2's run under load: its metrics, drawn from that condition.
+    let figures = suite["figures"].as_array().unwrap();
+    for (id, metric) in [("fig-9-irq", "remote.irq"), ("fig-9-act", "remote.act")] {
+        let f = figures.iter().find(|f| f["id"] == id).unwrap_or_else(|| panic!("{id} in {figures:?}"));
+        assert_eq!((f["metric"].as_str(), f["conditions"].clone()), (Some(metric), serde_json::json!(["exp2-with-load"])));
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id} drawn");
+    }
+    // The figure's run is there: Figure 9's count is judged on its samples, not "not measured".
+    let judgements = suite["judgements"].as_array().unwrap();
+    let fig9 = judgements.iter().find(|j| j["id"] == "fig-9-count").expect("the Figure 9 judgement");
+    assert!(!fig9.to_string().contains("not measured"), "{fig9}");
+    let (status, text) = station.stop();
+    assert!(status.success(), "{text}");
+    assert!(!text.contains("not started") && !text.contains("stopped working"), "{text}");
 }
