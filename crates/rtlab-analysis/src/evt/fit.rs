@@ -83,6 +83,14 @@ impl Model {
         }
     }
 
+    /// The upper end of the fitted observations' support (ξ < 0 only).
+    pub fn endpoint(&self) -> Option<f64> {
+        match self {
+            Model::Block { gev, .. } => gev.endpoint().filter(|_| gev.shape < 0.0),
+            Model::Pot { gpd, .. } => gpd.endpoint(),
+        }
+    }
+
     /// cdf and survival function of the fitted observations (block maxima or exceedances).
     pub fn cdf(&self, x: f64) -> f64 {
         match self {
