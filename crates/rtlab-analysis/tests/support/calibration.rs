@@ -780,7 +780,8 @@ pub fn markdown_table(summaries: &[Summary]) -> String {
             (true, false) => format!("**not met**: {}", failures.join("; ")),
             (false, true) => "(met)".to_string(),
             (false, false) => format!("(missed: {})", failures.join("; ")),
-        };
+        }
+        .replace('|', "\\|");
         let errors = if s.violations.is_empty() {
             s.errors.len().to_string()
         } else {
