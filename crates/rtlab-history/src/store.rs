@@ -10,12 +10,13 @@
 //! Retention ([`Retention`]) bounds the file: old windows are merged, exactly, into hourly
 //! and then daily rows (histograms merged, moments added), and rows older than `keep` go.
 
-use crate::activity::Activity;
-use crate::host::SystemInfo;
-use crate::ResultsError;
-use rtlab_analysis::{HistogramEncoding, LatencyHistogram, Moments};
+use crate::HistoryError;
+use rtlab_analysis::{HistogramEncoding, Moments};
+use rtlab_results::history::range::DAY_NS;
+use rtlab_results::history::{HostIdentity, MonitorSettings, Resolution, Session, WindowMetric, WindowRecord};
+use rtlab_results::host::SystemInfo;
+use rtlab_results::ResultsError;
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The schema version this crate writes; `PRAGMA user_version` of the file.
@@ -67,179 +68,6 @@ CREATE TABLE window_metrics (
 );
 "];
 
-/// Who was measured: what the OSADL farm prints beside each board's plot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostIdentity {
-    pub hostname: String,
-    pub kernel_release: String,
-    /// "PREEMPT_RT", "PREEMPT_DYNAMIC", ...
-    pub preemption: String,
-    /// FNV-1a 64 of the kernel command line, hex: tells two boot configurations apart
-    /// without storing the line in every window (it is in the session's host).
-    pub cmdline_hash: String,
-}
-
-impl HostIdentity {
-    pub fn of(host: &SystemInfo) -> Self {
-        let preemption = serde_json::to_value(host.preemption_model)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "unknown".into());
-        Self {
-            hostname: host.hostname.clone(),
-            kernel_release: host.kernel_release.clone(),
-            preemption,
-            cmdline_hash: format!("{:016x}", fnv1a64(host.kernel_cmdline.as_bytes())),
-        }
-    }
-}
-
-/// Not a cryptographic hash: it only has to tell command lines apart, and needs no crate.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
-}
-
-/// How a session measured (kept with it, so a range of the history can be read as a run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MonitorSettings {
-    pub rtlab_version: String,
-    pub command_line: Vec<String>,
-    /// "timer" or "timerlat" (histories written before `-P timerlat` hold no field: timer).
-    #[serde(default = "timer_probe", skip_serializing_if = "is_timer_probe")]
-    pub probe: String,
-    pub interval_ns: u64,
-    pub window_ns: u64,
-    pub cpus: Vec<usize>,
-    pub policy: crate::host::Policy,
-    pub priority: i32,
-    pub histogram_max_ns: u64,
-    /// The load schedule, as given ("idle:5m,hackbench:5m"); empty without one.
-    pub schedule: String,
-    /// Whether the measuring threads ran at a real-time policy with memory locked.
-    pub real_time: bool,
-    pub notes: Vec<String>,
-}
-
-fn timer_probe() -> String {
-    "timer".into()
-}
-
-fn is_timer_probe(probe: &String) -> bool {
-    probe == "timer"
-}
-
-/// One start of the monitor.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Session {
-    pub id: i64,
-    pub started_ns: i64,
-    pub ended_ns: Option<i64>,
-    pub end_reason: Option<String>,
-    pub identity: HostIdentity,
-    /// The kernel of the previous session, when it differs from this one's.
-    pub previous_kernel: Option<String>,
-    /// Time from the previous session's last window to this session's start.
-    pub gap_before_ns: Option<i64>,
-    pub host: SystemInfo,
-    pub settings: MonitorSettings,
-}
-
-/// What a row of `windows` covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Resolution {
-    /// One monitor window as measured.
-    Window,
-    /// The windows of one hour, merged.
-    Hour,
-    /// The windows of one day, merged.
-    Day,
-}
-
-impl Resolution {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Resolution::Window => "window",
-            Resolution::Hour => "hour",
-            Resolution::Day => "day",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        match text {
-            "window" => Some(Resolution::Window),
-            "hour" => Some(Resolution::Hour),
-            "day" => Some(Resolution::Day),
-            _ => None,
-        }
-    }
-}
-
-/// One metric of one CPU in a window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WindowMetric {
-    pub cpu: usize,
-    pub metric: String,
-    pub moments: Moments,
-    pub histogram: HistogramEncoding,
-    /// Expiries skipped because a wake-up came later than the next one.
-    pub overruns: u64,
-    /// Samples that did not reach the window (the ring from the measuring thread was full).
-    pub lost: u64,
-}
-
-/// A closed window, as the monitor hands it over, or a merge of windows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WindowRecord {
-    pub start_ns: i64,
-    pub end_ns: i64,
-    pub resolution: Resolution,
-    /// Monitor windows in this record (1 for a window).
-    pub merged: u64,
-    pub phase: String,
-    pub metrics: Vec<WindowMetric>,
-    pub activity: Option<Activity>,
-}
-
-impl WindowRecord {
-    /// The largest sample of `metric` over every CPU; None when nothing was recorded.
-    pub fn max_of(&self, metric: &str) -> Option<i64> {
-        self.metrics.iter().filter(|m| m.metric == metric && m.moments.count > 0).map(|m| m.moments.max).max()
-    }
-
-    /// `other` merged into this record (same session, later or earlier): exact, as every
-    /// part adds up. The activity of a merge is not kept.
-    pub fn merge(&mut self, other: &WindowRecord) -> Result<(), ResultsError> {
-        self.start_ns = self.start_ns.min(other.start_ns);
-        self.end_ns = self.end_ns.max(other.end_ns);
-        self.merged += other.merged;
-        self.activity = None;
-        for theirs in &other.metrics {
-            match self.metrics.iter_mut().find(|m| m.cpu == theirs.cpu && m.metric == theirs.metric) {
-                Some(mine) => {
-                    let mut histogram = decode(&mine.histogram)?;
-                    histogram.merge(&decode(&theirs.histogram)?).map_err(history_error)?;
-                    mine.histogram = histogram.encode().map_err(history_error)?;
-                    mine.moments.merge(&theirs.moments);
-                    mine.overruns += theirs.overruns;
-                    mine.lost += theirs.lost;
-                }
-                None => self.metrics.push(theirs.clone()),
-            }
-        }
-        self.metrics.sort_by(|a, b| (a.cpu, &a.metric).cmp(&(b.cpu, &b.metric)));
-        Ok(())
-    }
-}
-
-fn decode(encoding: &HistogramEncoding) -> Result<LatencyHistogram, ResultsError> {
-    LatencyHistogram::decode(encoding).map_err(history_error)
-}
-
-fn history_error(e: impl std::fmt::Display) -> ResultsError {
-    ResultsError::History { path: String::new(), reason: e.to_string() }
-}
-
 /// A row of the history with the session it belongs to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredWindow {
@@ -260,7 +88,6 @@ pub struct Retention {
 }
 
 const HOUR_NS: i64 = 3_600_000_000_000;
-use range::DAY_NS;
 
 impl Retention {
     /// Windows for 2 days, hours for 14 days, days until `keep_ns` (each capped by keep).
@@ -293,10 +120,10 @@ impl HistoryDb {
     /// Opens the history at `path`, creating it (and its directory) when missing, and
     /// migrates it to [`SCHEMA_VERSION`]. WAL mode: readers (`rtlab history`) never block
     /// the monitor.
-    pub fn open(path: &Path) -> Result<Self, ResultsError> {
+    pub fn open(path: &Path) -> Result<Self, HistoryError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
-                .map_err(|source| ResultsError::Io { path: dir.display().to_string(), source })?;
+                .map_err(|source| HistoryError::Io { path: dir.display().to_string(), source })?;
         }
         let conn = Connection::open(path).map_err(|e| error_at(path, e))?;
         let mut db = Self { conn, path: path.to_path_buf() };
@@ -307,15 +134,15 @@ impl HistoryDb {
 
     /// Opens an existing history for reading; a missing file or another program's database
     /// is an error, not a new empty history.
-    pub fn open_existing(path: &Path) -> Result<Self, ResultsError> {
+    pub fn open_existing(path: &Path) -> Result<Self, HistoryError> {
         if !path.is_file() {
-            return Err(ResultsError::History {
+            return Err(HistoryError::History {
                 path: path.display().to_string(),
                 reason: "no such file (rtlab monitor --db writes one)".into(),
             });
         }
         if !Self::is_history(path) {
-            return Err(ResultsError::History {
+            return Err(HistoryError::History {
                 path: path.display().to_string(),
                 reason: "not an rtlab history database".into(),
             });
@@ -350,15 +177,15 @@ impl HistoryDb {
         &self.path
     }
 
-    fn error(&self, reason: impl Into<String>) -> ResultsError {
-        ResultsError::History { path: self.path.display().to_string(), reason: reason.into() }
+    pub(crate) fn error(&self, reason: impl Into<String>) -> HistoryError {
+        HistoryError::History { path: self.path.display().to_string(), reason: reason.into() }
     }
 
-    fn sql(&self) -> impl Fn(rusqlite::Error) -> ResultsError + '_ {
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
         move |e| self.error(e.to_string())
     }
 
-    fn configure(&self) -> Result<(), ResultsError> {
+    fn configure(&self) -> Result<(), HistoryError> {
         // WAL: a commit is one append to the log, readers see the last commit; NORMAL
         // syncs at checkpoints, which loses nothing when the process dies (only a power
         // failure can cost the last commits).
@@ -382,11 +209,11 @@ impl HistoryDb {
         self.conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(self.sql())
     }
 
-    fn user_version(&self) -> Result<i64, ResultsError> {
+    fn user_version(&self) -> Result<i64, HistoryError> {
         self.conn.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(self.sql())
     }
 
-    fn migrate(&mut self) -> Result<(), ResultsError> {
+    fn migrate(&mut self) -> Result<(), HistoryError> {
         let application_id: i64 =
             self.conn.query_row("PRAGMA application_id", [], |row| row.get(0)).map_err(self.sql())?;
         let version = self.user_version()?;
@@ -416,14 +243,14 @@ impl HistoryDb {
         Ok(())
     }
 
-    fn is_empty(&self) -> Result<bool, ResultsError> {
+    fn is_empty(&self) -> Result<bool, HistoryError> {
         let tables: i64 =
             self.conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0)).map_err(self.sql())?;
         Ok(tables == 0)
     }
 
     /// `PRAGMA integrity_check`: Ok when SQLite finds the file sound.
-    pub fn integrity_check(&self) -> Result<(), ResultsError> {
+    pub fn integrity_check(&self) -> Result<(), HistoryError> {
         let answer: String = self.conn.query_row("PRAGMA integrity_check", [], |row| row.get(0)).map_err(self.sql())?;
         if answer == "ok" {
             Ok(())
@@ -439,7 +266,7 @@ impl HistoryDb {
         host: &SystemInfo,
         settings: &MonitorSettings,
         now_ns: i64,
-    ) -> Result<Session, ResultsError> {
+    ) -> Result<Session, HistoryError> {
         let identity = HostIdentity::of(host);
         let previous: Option<(String, i64)> = self
             .conn
@@ -486,7 +313,7 @@ impl HistoryDb {
     }
 
     /// Marks a session as ended cleanly (a killed monitor leaves `ended_ns` null).
-    pub fn end_session(&mut self, session_id: i64, now_ns: i64, reason: &str) -> Result<(), ResultsError> {
+    pub fn end_session(&mut self, session_id: i64, now_ns: i64, reason: &str) -> Result<(), HistoryError> {
         self.conn
             .execute(
                 "UPDATE sessions SET ended_ns = ?1, end_reason = ?2 WHERE id = ?3",
@@ -497,7 +324,7 @@ impl HistoryDb {
     }
 
     /// Appends a window in one transaction: all of its metrics or nothing.
-    pub fn append_window(&mut self, session_id: i64, record: &WindowRecord) -> Result<i64, ResultsError> {
+    pub fn append_window(&mut self, session_id: i64, record: &WindowRecord) -> Result<i64, HistoryError> {
         let path = self.path.clone();
         // IMMEDIATE: the write lock is taken at the start, so a reader's snapshot never
         // turns this commit into SQLITE_BUSY half-way.
@@ -511,7 +338,7 @@ impl HistoryDb {
     }
 
     /// Every session, oldest first.
-    pub fn sessions(&self) -> Result<Vec<Session>, ResultsError> {
+    pub fn sessions(&self) -> Result<Vec<Session>, HistoryError> {
         let mut statement = self
             .conn
             .prepare(
@@ -562,7 +389,7 @@ impl HistoryDb {
     }
 
     /// The rows that overlap `[since_ns, until_ns)`, oldest first (any bound may be open).
-    pub fn windows(&self, since_ns: Option<i64>, until_ns: Option<i64>) -> Result<Vec<StoredWindow>, ResultsError> {
+    pub fn windows(&self, since_ns: Option<i64>, until_ns: Option<i64>) -> Result<Vec<StoredWindow>, HistoryError> {
         read_windows(&self.conn, since_ns.unwrap_or(i64::MIN), until_ns.unwrap_or(i64::MAX))
             .map_err(|e| read_error(&self.path, e))
     }
@@ -574,7 +401,7 @@ impl HistoryDb {
     /// its bucket may already have, so an hour or a day is always one row. One transaction
     /// per bucket: memory holds one bucket's rows, and a kill leaves each bucket as it was
     /// before or after.
-    pub fn thin(&mut self, now_ns: i64, retention: &Retention) -> Result<ThinOutcome, ResultsError> {
+    pub fn thin(&mut self, now_ns: i64, retention: &Retention) -> Result<ThinOutcome, HistoryError> {
         let path = self.path.clone();
         let mut outcome = ThinOutcome::default();
         let steps = [
@@ -654,21 +481,21 @@ impl HistoryDb {
     }
 }
 
-fn error_at(path: &Path, e: rusqlite::Error) -> ResultsError {
-    ResultsError::History { path: path.display().to_string(), reason: e.to_string() }
+fn error_at(path: &Path, e: rusqlite::Error) -> HistoryError {
+    HistoryError::History { path: path.display().to_string(), reason: e.to_string() }
 }
 
-fn at_path(path: &Path, e: ResultsError) -> ResultsError {
+fn at_path(path: &Path, e: ResultsError) -> HistoryError {
     match e {
-        ResultsError::History { reason, .. } => ResultsError::History { path: path.display().to_string(), reason },
-        other => other,
+        ResultsError::History { reason, .. } => HistoryError::History { path: path.display().to_string(), reason },
+        other => HistoryError::Results(other),
     }
 }
 
-fn read_error(path: &Path, e: ReadError) -> ResultsError {
+fn read_error(path: &Path, e: ReadError) -> HistoryError {
     match e {
         ReadError::Sql(e) => error_at(path, e),
-        ReadError::Damaged(reason) => ResultsError::History { path: path.display().to_string(), reason },
+        ReadError::Damaged(reason) => HistoryError::History { path: path.display().to_string(), reason },
     }
 }
 
@@ -794,11 +621,6 @@ fn read_where(
     }
     Ok(windows)
 }
-
-#[cfg(any(test, feature = "fixtures"))]
-pub mod fixtures;
-pub mod range;
-pub mod report;
 
 #[cfg(test)]
 mod tests;

@@ -15,9 +15,10 @@
 //!   the explained spikes; [`noise::NoiseRun`]: the noise probe's gaps per cause;
 //!   [`taskset::TasksetRun`]: a task set run for real;
 //!   [`verdict::Verdict`]: the judgement against the requirements.
-//! - [`history::HistoryDb`]: the monitor's SQLite history of [`history::WindowRecord`]s
-//!   (one per closed window: histograms, moments, overruns, lost, activity) and
-//!   [`history::Session`]s (each start, with the host's identity, gaps and kernel changes).
+//! - [`history::WindowRecord`]: one closed window of the monitor (histograms, moments,
+//!   overruns, lost, activity) and [`history::Session`]: each start, with the host's identity,
+//!   gaps and kernel changes; [`history::report::HistoryReport`]: `rtlab history`'s views.
+//!   The SQLite store that keeps them is `rtlab-history`'s: this crate compiles no SQLite.
 //! - [`monitor::MonitorTotals`]: what `rtlab monitor --listen` exposes to Prometheus,
 //!   running totals updated once per closed window.
 //! - [`raw::RawReader`]: the raw sample files of a results directory.
@@ -71,7 +72,8 @@ pub enum ResultsError {
     },
     #[error("raw sample file {path}: {reason}")]
     RawFormat { path: PathBuf, reason: String },
-    /// The monitor's SQLite history (`history`).
+    /// The monitor's history records (`history`): rows that cannot be merged (the database
+    /// itself is `rtlab-history`'s, with its own error).
     #[error("history {path}: {reason}")]
     History { path: String, reason: String },
 }

@@ -95,6 +95,15 @@ pub fn exit_code_of(error: &anyhow::Error) -> u8 {
         if let Some(r) = cause.downcast_ref::<rtlab_results::ResultsError>() {
             return results_exit_code(r);
         }
+        // The monitor's database: one that cannot be created is the environment; a missing,
+        // foreign, damaged or newer one is bad input (as a result file is).
+        if let Some(h) = cause.downcast_ref::<rtlab_history::HistoryError>() {
+            return match h {
+                rtlab_history::HistoryError::Io { .. } => EXIT_ENVIRONMENT,
+                rtlab_history::HistoryError::History { .. } => EXIT_USAGE,
+                rtlab_history::HistoryError::Results(r) => results_exit_code(r),
+            };
+        }
         if let Some(r) = cause.downcast_ref::<rtlab_report::ReportError>() {
             return match r {
                 rtlab_report::ReportError::Encode(_) | rtlab_report::ReportError::Environment(_) => EXIT_ENVIRONMENT,

@@ -1,13 +1,14 @@
 //! `rtlab history DB`: the OSADL views of a monitor database (docs/history.md). The
-//! statistics are `rtlab_results::history::report`'s, the renderers `rtlab_report::history`;
-//! here: the command line, the times people type, and where the output goes.
+//! statistics are `rtlab_history`'s (into `rtlab_results::history::report`'s types), the
+//! renderers `rtlab_report::history`; here: the command line, the times people type, and
+//! where the output goes.
 
 use crate::errors::{self, usage, EXIT_OK};
 use clap::{Args, ValueEnum};
+use rtlab_history::HistoryDb;
 use rtlab_report::history::{render, HistoryFormat};
 use rtlab_results::history::range::TimeRange;
 use rtlab_results::history::report::HistoryQuery;
-use rtlab_results::history::HistoryDb;
 use std::path::{Path, PathBuf};
 
 /// How times are given (`--since`, `--until`, the ends of `--before`/`--after`), in the help.

@@ -146,7 +146,7 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     let requirements = experiment::parse_requirements(&args.require)?;
     let mut runs = Vec::new();
     // A monitor database is read as a run: the range --since/--until of its history.
-    let histories = args.results.iter().filter(|p| rtlab_results::history::HistoryDb::is_history(p)).count();
+    let histories = args.results.iter().filter(|p| rtlab_history::HistoryDb::is_history(p)).count();
     if histories == 0 && (args.since.is_some() || args.until.is_some()) {
         return Err(usage(
             "--since/--until select a range of a monitor database (rtlab monitor --db); no RESULT is one",
@@ -154,8 +154,8 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     }
     let range = history_cmd::parse_range(args.since.as_deref(), args.until.as_deref(), history_cmd::now_ns())?;
     for path in &args.results {
-        let run = if rtlab_results::history::HistoryDb::is_history(path) {
-            rtlab_results::history::HistoryDb::open_existing(path)?.run_of_range(range)?
+        let run = if rtlab_history::HistoryDb::is_history(path) {
+            rtlab_history::HistoryDb::open_existing(path)?.run_of_range(range)?
         } else {
             rtlab_results::run::RunResult::load(path)?
         };

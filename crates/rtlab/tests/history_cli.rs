@@ -4,8 +4,9 @@
 mod common;
 
 use common::rtlab;
+use rtlab_history::HistoryDb;
 use rtlab_results::history::fixtures::{self, host};
-use rtlab_results::history::{HistoryDb, MonitorSettings, Resolution, WindowMetric, WindowRecord};
+use rtlab_results::history::{MonitorSettings, Resolution, WindowMetric, WindowRecord};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@ mod common;
 
 use common::prometheus::{available, value_of, Prometheus, PROMETHEUS, PROMTOOL};
 use common::rtlab_path;
-use rtlab_results::history::HistoryDb;
+use rtlab_history::HistoryDb;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

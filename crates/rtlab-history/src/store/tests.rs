@@ -1,5 +1,6 @@
-use super::fixtures::{self, host};
 use super::*;
+use rtlab_analysis::LatencyHistogram;
+use rtlab_results::history::fixtures::{self, host};
 
 fn settings() -> MonitorSettings {
     fixtures::settings(&["rtlab", "monitor"])

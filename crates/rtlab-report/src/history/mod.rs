@@ -1,7 +1,8 @@
 //! `rtlab history`'s views rendered: terminal text, Markdown, JSON (the
 //! [`HistoryReport`] itself) and a self-contained HTML page in the report's style with SVG
-//! figures ([`html`], [`figures`]). The statistics are `rtlab_results::history::report`'s;
-//! the tables here ([`tables`]) are the same cells in every format.
+//! figures ([`html`], [`figures`]). The statistics are computed by `rtlab-history` into
+//! `rtlab_results::history::report`'s types; the tables here ([`tables`]) are the same
+//! cells in every format.
 
 pub mod figures;
 pub mod html;

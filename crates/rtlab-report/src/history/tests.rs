@@ -1,8 +1,9 @@
 use super::*;
+use rtlab_history::HistoryDb;
 pub(crate) use rtlab_results::history::fixtures::{self, host};
 use rtlab_results::history::range::{TimeRange, DAY_NS};
 use rtlab_results::history::report::{EventKind, HistoryQuery};
-use rtlab_results::history::{HistoryDb, MonitorSettings, Resolution, WindowMetric, WindowRecord};
+use rtlab_results::history::{MonitorSettings, Resolution, WindowMetric, WindowRecord};
 
 /// 2026-11-20 00:00:00 UTC.
 pub(crate) const T0: i64 = 1_795_132_800_000_000_000;
@@ -247,7 +248,7 @@ fn many_rows_are_dots_one_per_pixel_at_most() {
 
 #[test]
 fn thinned_rows_keep_the_views_exact() {
-    use rtlab_results::history::Retention;
+    use rtlab_history::Retention;
     let dir = tempfile::tempdir().unwrap();
     let path = fixture(dir.path());
     // Three days after T0, the first session's windows (older than two days) become one

@@ -16,13 +16,14 @@ use plan::MonitorPlan;
 
 use crate::errors::{environment, usage};
 use anyhow::Context;
+use rtlab_history::{HistoryDb, Retention};
 use rtlab_load::host::LoadHost;
 use rtlab_probe::raw::SampleTap;
 use rtlab_probe::timer::{EndCondition, TimerConfig, TimerProbe};
 use rtlab_probe::timerlat::{TimerlatProbe, TimerlatProbeConfig};
 use rtlab_probe::windows::{ClosedWindow, WindowAggregator, WindowSource};
 use rtlab_probe::{ClockKind, Probe, ProbeError};
-use rtlab_results::history::{HistoryDb, MonitorSettings, Retention};
+use rtlab_results::history::MonitorSettings;
 use rtlab_results::monitor::MonitorTotals;
 use rtlab_sys::activity::{activity_between, ActivitySnapshot};
 use std::collections::BTreeMap;

@@ -93,7 +93,8 @@ pub fn check_no_tracer_error(stderr: &str) {
 /// the same activations seen from the irq side as from the thread side (the one in flight
 /// at the end and the one whose irq came before tracing excepted). Structure only.
 pub fn check_timerlat_history(db: &std::path::Path, window_s: u64, duration_s: u64) {
-    use rtlab_results::history::{HistoryDb, Resolution};
+    use rtlab_history::HistoryDb;
+    use rtlab_results::history::Resolution;
     let history = HistoryDb::open_existing(db).unwrap();
     history.integrity_check().unwrap();
     let sessions = history.sessions().unwrap();
