@@ -660,6 +660,20 @@ fn the_regnier_suite_with_a_station_fills_experiment_2() {
     let judgements = suite["judgements"].as_array().unwrap();
     let fig9 = judgements.iter().find(|j| j["id"] == "fig-9-count").expect("the Figure 9 judgement");
     assert!(!fig9.to_string().contains("not measured"), "{fig9}");
+    // δ measured once and held, as the paper's: the unloaded condition calibrated it (and
+    // the suite stored it), the loaded one subtracted the same δ̄ without calibrating.
+    let delta = |condition: &str| {
+        let run = run_json(&out.join(condition));
+        let m = measurements(&run, "remote.irq")[0].clone();
+        (m["details"]["delta_mean_ns"].clone(), m["details"]["delta_samples"].clone(), run.to_string())
+    };
+    let (calibrated, samples, idle_run) = delta("exp2-without-load");
+    let (held, held_samples, loaded_run) = delta("exp2-with-load");
+    assert!(idle_run.contains("calibrated for this run"));
+    assert!(loaded_run.contains("measured once before and held"), "the loaded condition calibrated again");
+    assert_eq!((held, held_samples), (calibrated.clone(), samples));
+    let stored = read_json(&out.join("delta.json"));
+    assert_eq!(stored["mean_ns"], calibrated);
     let (status, text) = station.stop();
     assert!(status.success(), "{text}");
     assert!(!text.contains("not started") && !text.contains("stopped working"), "{text}");
