@@ -486,6 +486,29 @@ fn series_input(series: Vec<f64>) -> TailInput {
     }
 }
 
+/// Block maxima only (an import of per-second maxima): with ξ̂ > 0 the GEV is used whether or
+/// not the likelihood-ratio test rejects ξ = 0, with ξ̂ ≤ 0 and no rejection the Gumbel.
+#[test]
+fn block_maxima_with_a_positive_shape_not_rejected_get_the_gev() {
+    let truth_dist = Gev::new(LOCATION_NS, 500.0, 0.05).unwrap();
+    let (mut heavier, mut lighter) = (0, 0);
+    for seed in 1..=20 {
+        let analysis = analyse(&series_input(draw(60, 70 + seed, |u| truth_dist.quantile(u))), &PwcetConfig::default())
+            .unwrap();
+        let gev = fit(&analysis, TailModel::Gev, Estimator::Mle);
+        let lrt = analysis.selection.iter().find(|d| d.test.starts_with("likelihood ratio, GEV")).unwrap();
+        let model = chosen(&analysis).model;
+        if gev.shape > 0.0 || !lrt.passed {
+            assert_eq!(model, TailModel::Gev, "seed {seed}: {}", analysis.chosen_because);
+            heavier += usize::from(lrt.passed && gev.shape > 0.0);
+        } else {
+            assert_eq!(model, TailModel::Gumbel, "seed {seed}: {}", analysis.chosen_because);
+            lighter += 1;
+        }
+    }
+    assert!(heavier > 0 && lighter > 0, "both branches: {heavier} heavier, {lighter} lighter");
+}
+
 fn diagnostic<'a>(analysis: &'a PwcetAnalysis, prefix: &str) -> &'a Diagnostic {
     analysis.diagnostics.iter().find(|d| d.test.starts_with(prefix)).unwrap()
 }

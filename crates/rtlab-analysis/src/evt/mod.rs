@@ -755,7 +755,7 @@ fn selection_tests(made: &[Made], data: &[FitData], significance: f64) -> Vec<Di
 ///   exponential fails a held-out goodness-of-fit test (a bounded tail underestimates when
 ///   wrong), then the bounded GPD;
 /// - else with at least 10 block maxima, the Gumbel unless the likelihood-ratio test rejects
-///   ξ = 0, then the GEV by MLE (only with at least 30 maxima);
+///   ξ = 0 or ξ̂ > 0, then the GEV by MLE (only with at least 30 maxima);
 /// - else whatever fit was made.
 fn choose(
     made: &[Made],
@@ -827,6 +827,14 @@ fn choose(
         if blocks >= MIN_BLOCKS && rejects(lrt) {
             if let Some(i) = find(TailModel::Gev, Estimator::Mle) {
                 let why = format!("{few}; on the {blocks} block maxima ξ = 0 is rejected (likelihood ratio {}), so the shape is fitted.", p_of(lrt));
+                return Some((i, format!("{}: {why}", named(i))));
+            }
+        }
+        // As for the exceedances: a positive shape not told from 0 is not ruled out either.
+        if let Some(i) = find(TailModel::Gev, Estimator::Mle).filter(|_| blocks >= MIN_BLOCKS) {
+            let shape = made.get(i).map_or(0.0, |m| m.tail_fit.shape);
+            if shape > 0.0 {
+                let why = format!("{few}; on the {blocks} block maxima ξ = {shape:.3} is above 0 and ξ = 0 is not rejected (likelihood ratio {}): the data allow the heavier tail, so it is used.", p_of(lrt));
                 return Some((i, format!("{}: {why}", named(i))));
             }
         }
