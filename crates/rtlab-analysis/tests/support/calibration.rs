@@ -757,7 +757,13 @@ fn ratio(part: usize, whole: usize) -> String {
     if whole == 0 {
         "—".into()
     } else {
-        format!("{part}/{whole} ({:.0} %)", 100.0 * part as f64 / whole as f64)
+        let share = 100.0 * part as f64 / whole as f64;
+        // One decimal below 1 % and above 99 %: "0 %" or "100 %" with exceptions in it misleads.
+        if (part > 0 && share < 1.0) || (part < whole && share > 99.0) {
+            format!("{part}/{whole} ({share:.1} %)")
+        } else {
+            format!("{part}/{whole} ({share:.0} %)")
+        }
     }
 }
 
@@ -934,5 +940,9 @@ mod tests {
         assert_eq!(thousands(200_000), "200,000");
         assert_eq!(thousands(20_000), "20,000");
         assert_eq!(thousands(999), "999");
+        assert_eq!(ratio(1, 200), "1/200 (0.5 %)");
+        assert_eq!(ratio(199, 200), "199/200 (99.5 %)");
+        assert_eq!(ratio(0, 200), "0/200 (0 %)");
+        assert_eq!(ratio(3, 200), "3/200 (2 %)");
     }
 }
