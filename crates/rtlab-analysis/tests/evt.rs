@@ -1,5 +1,6 @@
 //! pWCET by EVT against oracles: reference fits from scipy and lmoments3 on a fixed dataset,
-//! synthetic Gumbel, GEV and GPD samples with fixed seeds whose true quantiles are known,
+//! synthetic Gumbel, GEV and GPD samples with fixed seeds whose true quantiles are known, a
+//! bounded Beta tail and a slowly converging lognormal one with closed-form truths,
 //! exact identities of the distributions, the diagnostics on independent and dependent series,
 //! and degenerate inputs (errors and warnings, never a panic or a NaN).
 
