@@ -494,8 +494,8 @@ fn block_maxima_with_a_positive_shape_not_rejected_get_the_gev() {
     let truth_dist = Gev::new(LOCATION_NS, 500.0, 0.05).unwrap();
     let (mut heavier, mut lighter) = (0, 0);
     for seed in 1..=20 {
-        let analysis = analyse(&series_input(draw(60, 70 + seed, |u| truth_dist.quantile(u))), &PwcetConfig::default())
-            .unwrap();
+        let analysis =
+            analyse(&series_input(draw(60, 70 + seed, |u| truth_dist.quantile(u))), &PwcetConfig::default()).unwrap();
         let gev = fit(&analysis, TailModel::Gev, Estimator::Mle);
         let lrt = analysis.selection.iter().find(|d| d.test.starts_with("likelihood ratio, GEV")).unwrap();
         let model = chosen(&analysis).model;

@@ -240,10 +240,14 @@ pub fn parse_station_load(spec: &str) -> Result<Box<dyn Load>, LoadError> {
     if params.payload > most {
         return Err(LoadError::config(
             &full_name,
-            format!("payload={}: the station sends at most {most} bytes per {}", params.payload, match kind {
-                LoadKind::Comms => "message",
-                _ => "packet (one unfragmented IPv4 packet)",
-            }),
+            format!(
+                "payload={}: the station sends at most {most} bytes per {}",
+                params.payload,
+                match kind {
+                    LoadKind::Comms => "message",
+                    _ => "packet (one unfragmented IPv4 packet)",
+                }
+            ),
         ));
     }
     let rate = match (&params.rate, kind) {

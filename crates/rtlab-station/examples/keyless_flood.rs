@@ -26,10 +26,11 @@ fn main() {
         })
     };
     let (to, from) = (parse_ip("--to"), parse_ip("--from"));
-    let seconds: f64 = value("--seconds").and_then(|v| v.parse().ok()).filter(|s: &f64| *s > 0.0).unwrap_or_else(|| {
-        eprintln!("keyless_flood: --seconds S (above 0) is required");
-        std::process::exit(2)
-    });
+    let seconds: f64 =
+        value("--seconds").and_then(|v| v.parse().ok()).filter(|s: &f64| *s > 0.0).unwrap_or_else(|| {
+            eprintln!("keyless_flood: --seconds S (above 0) is required");
+            std::process::exit(2)
+        });
     let mut socket = IcmpSocket::open().unwrap_or_else(|e| {
         eprintln!("keyless_flood: {e} (run as root)");
         std::process::exit(3)

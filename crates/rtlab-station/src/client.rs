@@ -3,7 +3,9 @@
 //! remote probe (rtlab-probe), which opens its own session with [`hello`] and
 //! [`accept_welcome`] on the socket its answers must come back to.
 
-use crate::protocol::{self, Hello, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, Welcome, MAX_MESSAGE_LEN};
+use crate::protocol::{
+    self, Hello, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, Welcome, MAX_MESSAGE_LEN,
+};
 use crate::StationError;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::time::{Duration, Instant};

@@ -683,7 +683,9 @@ mod tests {
         let h = Hello { nonce: [7; 16], client_time_ns: 1_700_000_000_000_000_000 };
         assert_eq!(Hello::from_body(&h.to_body()), h);
         assert!(h.is_fresh(h.client_time_ns + HELLO_FRESH_NS) && h.is_fresh(h.client_time_ns - HELLO_FRESH_NS));
-        assert!(!h.is_fresh(h.client_time_ns + HELLO_FRESH_NS + 1) && !h.is_fresh(h.client_time_ns - HELLO_FRESH_NS - 1));
+        assert!(
+            !h.is_fresh(h.client_time_ns + HELLO_FRESH_NS + 1) && !h.is_fresh(h.client_time_ns - HELLO_FRESH_NS - 1)
+        );
         let w = Welcome { client_nonce: [3; 16], delta_ns: 10_000, max_rate_hz: 1000, sink_port: 5, comms_port: 6 };
         assert_eq!(Welcome::from_body(&w.to_body()), w);
         let a = Answer { sent_ns: 1, station_rx_ns: 2, station_wake_ns: 3, station_send_ns: 4 };

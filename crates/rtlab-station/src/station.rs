@@ -145,7 +145,9 @@ impl LoadLimits {
         };
         match request.kind {
             LoadKind::UdpFlood | LoadKind::PingFlood if payload > MAX_DATAGRAM_PAYLOAD => {
-                return Err(format!("{name}: a payload of {payload} B is above {MAX_DATAGRAM_PAYLOAD} B (one unfragmented packet)"))
+                return Err(format!(
+                    "{name}: a payload of {payload} B is above {MAX_DATAGRAM_PAYLOAD} B (one unfragmented packet)"
+                ))
             }
             LoadKind::Comms if payload > MAX_COMMS_MESSAGE => {
                 return Err(format!("comms: a message of {payload} B is above {MAX_COMMS_MESSAGE} B"))
@@ -162,7 +164,9 @@ impl LoadLimits {
                         return Err(format!("{name}: one {wire}-byte packet a second is above --max-load-bytes"))
                     }
                     0 => most,
-                    r if r > self.max_rate => return Err(format!("{name}: {r}/s is above --max-load-rate {}", self.max_rate)),
+                    r if r > self.max_rate => {
+                        return Err(format!("{name}: {r}/s is above --max-load-rate {}", self.max_rate))
+                    }
                     r if r.saturating_mul(wire) > self.max_bytes_per_s => {
                         return Err(format!(
                             "{name}: {r} packets/s of {wire} B is above --max-load-bytes {} B/s",
@@ -447,7 +451,8 @@ impl Station {
             let (counters, sessions, stop, config) = (counters.clone(), sessions.clone(), stop.clone(), config.clone());
             small("rtlab-station-ctl")
                 .spawn(move || {
-                    let result = serve_control(control, &filter, &config, loads.as_deref(), &counters, &sessions, &stop);
+                    let result =
+                        serve_control(control, &filter, &config, loads.as_deref(), &counters, &sessions, &stop);
                     // A control thread that cannot keep the filter ends the station.
                     stop.store(true, Ordering::Relaxed);
                     result
@@ -674,11 +679,8 @@ fn serve_control(
     // refused, and an older one is refused by its time.
     let mut recent_nonces = vec![[0u8; 16]; REMEMBERED_NONCES];
     let mut next_nonce = 0usize;
-    let keep_peers = || {
-        filter
-            .keep_only_from(ECHO_REQUEST, protocol::MAGIC, &sessions.peer_addresses())
-            .map_err(StationError::Sys)
-    };
+    let keep_peers =
+        || filter.keep_only_from(ECHO_REQUEST, protocol::MAGIC, &sessions.peer_addresses()).map_err(StationError::Sys);
     let mut hellos = TokenBucket::new(MAX_HELLOS_PER_S, MAX_HELLOS_PER_S, monotonic_ns());
     // Loads sent or run here: (kind, session, started, duration), each stopped at its
     // duration or when its session goes silent.
@@ -789,7 +791,9 @@ fn serve_control(
                             let already = running == Some(header.session);
                             let accepted = already
                                 || match loads {
-                                    Some(l) if running.is_none() && resolved.is_ok() => l.start(request, target).is_ok(),
+                                    Some(l) if running.is_none() && resolved.is_ok() => {
+                                        l.start(request, target).is_ok()
+                                    }
                                     _ => false,
                                 };
                             if accepted && !already {

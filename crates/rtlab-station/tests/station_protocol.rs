@@ -11,7 +11,7 @@
 
 use rtlab_station::client::{accept_welcome, hello};
 use rtlab_station::protocol::{
-    self, Hello, Header, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, MAX_MESSAGE_LEN,
+    self, Header, Hello, Key, Kind, LoadKind, LoadRequest, LoadTally, StationCounters, MAX_MESSAGE_LEN,
 };
 use rtlab_station::station::{
     LoadLimits, LoadSource, Station, StationConfig, AUTH_FAILURES_PER_S, MAX_DATAGRAM_PAYLOAD, SESSION_IDLE_NS,

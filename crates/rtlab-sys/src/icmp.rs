@@ -360,7 +360,12 @@ fn filter_program(icmp_type: u8, magic: [u8; 4], sources: Option<&[Ipv4Addr]>) -
         sock_filter(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0, 0, 12),
     ]);
     for (i, source) in sources.iter().enumerate() {
-        program.push(sock_filter(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, offset(6 + i, accept), 0, u32::from(*source)));
+        program.push(sock_filter(
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            offset(6 + i, accept),
+            0,
+            u32::from(*source),
+        ));
     }
     program.push(sock_filter(libc::BPF_JMP | libc::BPF_JA, 0, 0, offset(6 + n, drop) as u32));
     program.push(sock_filter(libc::BPF_RET | libc::BPF_K, 0, 0, 0xffff));

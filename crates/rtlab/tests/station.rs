@@ -653,7 +653,10 @@ fn the_regnier_suite_with_a_station_fills_experiment_2() {
     let figures = suite["figures"].as_array().unwrap();
     for (id, metric) in [("fig-9-irq", "remote.irq"), ("fig-9-act", "remote.act")] {
         let f = figures.iter().find(|f| f["id"] == id).unwrap_or_else(|| panic!("{id} in {figures:?}"));
-        assert_eq!((f["metric"].as_str(), f["conditions"].clone()), (Some(metric), serde_json::json!(["exp2-with-load"])));
+        assert_eq!(
+            (f["metric"].as_str(), f["conditions"].clone()),
+            (Some(metric), serde_json::json!(["exp2-with-load"]))
+        );
         assert!(html.contains(&format!("id=\"{id}\"")), "{id} drawn");
     }
     // The figure's run is there: Figure 9's count is judged on its samples, not "not measured".

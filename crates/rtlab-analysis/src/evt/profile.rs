@@ -69,13 +69,7 @@ fn profile(x: f64, fitted: &Gpd, exceedances: &Observations, log_ratio: f64) -> 
 /// per-activation probability `p`, for the GPD `fitted` by maximum likelihood to `exceedances`
 /// with exceedance rate `rate`. None where the model says nothing (p above the rate), or when
 /// the likelihood cannot be evaluated.
-pub(crate) fn upper_pwcet(
-    fitted: &Gpd,
-    exceedances: &Observations,
-    rate: f64,
-    p: f64,
-    confidence: f64,
-) -> Option<f64> {
+pub(crate) fn upper_pwcet(fitted: &Gpd, exceedances: &Observations, rate: f64, p: f64, confidence: f64) -> Option<f64> {
     if !(p > 0.0 && p < rate && confidence > 0.0 && confidence < 1.0) {
         return None;
     }

@@ -304,9 +304,7 @@ impl Family {
             Family::Gumbel | Family::Gev01 | Family::Gev03 => {
                 self.gev().map_or(f64::NAN, |g| g.per_sample_quantile(p, 1.0))
             }
-            Family::Lognormal | Family::LognormalWide => {
-                20_000.0 * (self.sigma_log() * normal_quantile_of_sf(p)).exp()
-            }
+            Family::Lognormal | Family::LognormalWide => 20_000.0 * (self.sigma_log() * normal_quantile_of_sf(p)).exp(),
             Family::BoundedWeibull => weibull_quantile_of_sf(p),
             Family::WeibullStretched => STRETCHED.0 + STRETCHED.1 * p.ln().powi(2),
             Family::WeibullCompressed => COMPRESSED.0 + COMPRESSED.1 * (-p.ln()).sqrt(),
@@ -892,7 +890,8 @@ mod tests {
         assert!(close(Family::BetaBounded.truth_ns(1e-9), 59_556.149_562_926));
         // Independently of the closed forms: statrs' regularized incomplete gamma and beta
         // functions give the same survival probability (to their accuracy, about 1e-10 here).
-        let gamma = statrs::distribution::Gamma::new(2.0, 1.0 / GAMMA.1).map(|g| g.sf(Family::Gamma.truth_ns(1e-9) - GAMMA.0));
+        let gamma =
+            statrs::distribution::Gamma::new(2.0, 1.0 / GAMMA.1).map(|g| g.sf(Family::Gamma.truth_ns(1e-9) - GAMMA.0));
         assert!(gamma.is_ok_and(|q| (q / 1e-9 - 1.0).abs() < 1e-6), "{gamma:?}");
         let beta = statrs::distribution::Beta::new(2.0, 5.0)
             .map(|b| b.sf((Family::BetaBounded.truth_ns(1e-9) - BETA.0) / BETA.1));
