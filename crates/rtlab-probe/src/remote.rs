@@ -82,6 +82,21 @@ pub struct DeltaEstimate {
     pub held: bool,
 }
 
+impl From<&rtlab_results::delta::StoredDelta> for DeltaEstimate {
+    /// A stored calibration, held: its δ̄ and spread as they were measured.
+    fn from(stored: &rtlab_results::delta::StoredDelta) -> Self {
+        Self {
+            mean_ns: stored.mean_ns,
+            sd_ns: stored.sd_ns,
+            min_ns: stored.min_ns,
+            max_ns: stored.max_ns,
+            samples: stored.samples,
+            rate_hz: stored.rate_hz,
+            held: true,
+        }
+    }
+}
+
 impl DeltaEstimate {
     /// δ given by the user (`--delta`): no spread known.
     pub fn given(ns: i64) -> Self {

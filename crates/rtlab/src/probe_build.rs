@@ -97,15 +97,7 @@ pub fn remote_config(
 pub fn given_delta(plan: &RunPlan) -> Option<DeltaEstimate> {
     let settings = &plan.probe_settings;
     if let Some(stored) = &settings.delta_stored {
-        return Some(DeltaEstimate {
-            mean_ns: stored.mean_ns,
-            sd_ns: stored.sd_ns,
-            min_ns: stored.min_ns,
-            max_ns: stored.max_ns,
-            samples: stored.samples,
-            rate_hz: stored.rate_hz,
-            held: true,
-        });
+        return Some(DeltaEstimate::from(stored));
     }
     settings.delta_given_ns.map(|ns| DeltaEstimate::given(ns as i64))
 }

@@ -68,7 +68,8 @@ impl ConditionBackend for RunnerBackend {
             }
             _ => plan,
         };
-        let calibrates = remote && crate::probe_build::given_delta(plan).is_none();
+        // Calibrated here only when nothing was held yet.
+        let calibrates = calibrates && self.held_delta.is_none();
         let mut missing = Vec::new();
         let mut outcome = crate::runner::run(plan, self.host.clone(), self.command_line.clone(), self.stop.clone());
         // The split refused (no root, kernel tracing unusable: `rtlab run --split`'s own
