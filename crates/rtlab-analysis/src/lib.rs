@@ -9,6 +9,7 @@
 //! - [`exceedance`]: how often a threshold is exceeded in wall time at a sample rate
 //!   (Akamina's "one sample above it every 17 minutes").
 //! - [`requirement`]: `<metric> <statistic> < <bound>` requirements, parsed and measured.
+//! - [`convergence`]: "long enough?": a statistic's 95 % interval over time and the stop rule.
 //! - [`compare`]: is B better than A? Bootstrap confidence intervals of quantile differences.
 //! - [`curve`]: cumulative-percentage and exceedance curves, fixed-width bins (figures).
 //! - [`units`]: parsing durations ("50us", "30s") and printing ns as µs.
@@ -19,6 +20,7 @@
 
 pub mod censored;
 pub mod compare;
+pub mod convergence;
 pub mod curve;
 pub mod evt;
 pub mod exceedance;

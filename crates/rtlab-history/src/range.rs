@@ -164,6 +164,7 @@ pub fn run_of_rows(
             duration_s: windows.iter().filter(|w| w.record.phase == *phase).map(seconds).sum(),
             interrupted: false,
             activity: None,
+            convergence: None,
         })
         .collect();
     let mut measurements = Vec::new();

@@ -84,6 +84,7 @@ impl ReportExporter for HtmlReport {
         verdict(&mut page, set.effective_verdict().as_ref(), &tables, &configurations);
         warnings(&mut page, set);
         key_figures(&mut page, set, &configurations, &digests);
+        long_enough(&mut page, set)?;
         let (tail_tables, tables): (Vec<&Table>, Vec<&Table>) =
             tables.iter().filter(|t| t.id != VERDICT_TABLE).partition(|t| tables::tail::is_tail_table(&t.id));
         contents(&mut page, &figures, &tables, &table_figures, !tail_figures.is_empty());
@@ -392,6 +393,47 @@ fn key_figures(page: &mut String, set: &ReportSet, configurations: &[Configurati
         page.push_str("</tbody></table></div>\n");
     }
     page.push_str("</section>\n");
+}
+
+/// "Long enough?" (docs/stop-rule.md): one table line per configuration that has the stop
+/// rule's answer, and the convergence curve of those measured in windows. Nothing for runs
+/// saved before it existed.
+fn long_enough(page: &mut String, set: &ReportSet) -> Result<(), ReportError> {
+    let answers: Vec<(String, &rtlab_analysis::convergence::Convergence)> = set
+        .configurations()
+        .iter()
+        .filter_map(|c| Some((c.name.clone(), c.run.scenario(c.scenario)?.convergence.as_ref()?)))
+        .collect();
+    if answers.is_empty() {
+        return Ok(());
+    }
+    page.push_str(
+        "<section id=\"long-enough\">\n<h2>Long enough?</h2>\n<div class=\"scroll\"><table>\n<thead><tr>\
+         <th class=\"l\">configuration</th><th class=\"l\">statistic</th><th>target</th><th>half-width</th>\
+         <th>measured</th><th class=\"l\">answer</th></tr></thead>\n<tbody>\n",
+    );
+    for (name, c) in &answers {
+        let _ = writeln!(
+            page,
+            "<tr><td class=\"nw\">{}</td><td class=\"l\">{} of {}</td><td>±{:.1} %</td><td>{}</td><td>{}</td>\
+             <td class=\"l\">{}</td></tr>",
+            escape(name),
+            escape(&c.statistic),
+            escape(&c.metric),
+            c.target * 100.0,
+            c.half_width.map_or("open".to_string(), rtlab_analysis::convergence::percent_text),
+            escape(&rtlab_analysis::exceedance::format_interval(c.elapsed_s)),
+            escape(&c.answer)
+        );
+    }
+    page.push_str("</tbody></table></div>\n");
+    let figure =
+        figures::convergence::figure(set).map_err(|e| ReportError::Encode(format!("cannot draw a figure: {}", e.0)))?;
+    if let Some(f) = figure {
+        figure_element(page, &f);
+    }
+    page.push_str("</section>\n");
+    Ok(())
 }
 
 fn contents(

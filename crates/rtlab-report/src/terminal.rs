@@ -252,6 +252,10 @@ impl Exporter for TerminalSummary {
             if let Some(line) = crate::pwcet::summary_line(run, &scenario.name, sd.main_metric.as_deref())? {
                 let _ = writeln!(out, "{line}");
             }
+            // "Long enough?" (docs/stop-rule.md): absent in runs saved before it existed.
+            if let Some(c) = &scenario.convergence {
+                let _ = writeln!(out, "Long enough? {} ({}).", c.answer, c.metric);
+            }
             let lost: u64 = sd.main().map(|m| m.overall().lost).unwrap_or(0);
             if let Some(why) = &scenario.raw_stopped {
                 let _ = writeln!(out, "!! {why}.");

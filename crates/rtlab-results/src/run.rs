@@ -221,6 +221,11 @@ pub struct Scenario {
     pub interrupted: bool,
     /// System activity during this scenario's measurement window.
     pub activity: Option<Activity>,
+    /// "Long enough?": the stop rule's decision (`--until converged`), or for a plain run the
+    /// same answer for the duration it had (docs/stop-rule.md). Absent in files written
+    /// before it existed and when there was nothing to judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<rtlab_analysis::convergence::Convergence>,
 }
 
 impl Scenario {

@@ -253,6 +253,22 @@ pub struct RunArgs {
     /// kept), e.g. 100us [default: the 3 worst samples of each thread]
     #[arg(long, value_name = "DURATION")]
     pub explain_above: Option<String>,
+    /// Stop rule: measure in windows until the statistic's 95 % interval has stayed within
+    /// --target for 3 windows, each scenario up to --max-duration: converged[:STATISTIC] or
+    /// converged:METRIC:STATISTIC, STATISTIC a percentile (p99.9) or pwcet[(P)] [default
+    /// statistic: the main metric's p99.99]. One probe: timer, net, ipc or switch
+    #[arg(long, value_name = "RULE", conflicts_with_all = ["duration", "samples"])]
+    pub until: Option<String>,
+    /// With --until: the longest each scenario is measured, e.g. 10m, 2h [default: 1h]
+    #[arg(long, value_name = "DURATION", requires = "until")]
+    pub max_duration: Option<String>,
+    /// With --until: the relative 95 % half-width to reach, e.g. 5% or 0.05 [default: 5%]
+    #[arg(long, value_name = "PERCENT", requires = "until")]
+    pub target: Option<String>,
+    /// With --until: the length of a window, after each of which convergence is checked
+    /// [default: 10s]
+    #[arg(long, value_name = "DURATION", requires = "until")]
+    pub window: Option<String>,
     /// Scenario presets defined in the experiment file: name -> loads.
     #[arg(skip)]
     pub presets: std::collections::BTreeMap<String, String>,

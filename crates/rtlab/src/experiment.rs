@@ -78,6 +78,8 @@ pub struct RunPlan {
     /// `-P timerlat` with an explicit `--priority`: the SCHED_FIFO priority of the kernel's
     /// timerlat threads (rtla -P); None keeps the kernel's own.
     pub timerlat_priority: Option<i32>,
+    /// `--until converged[...]`: measure in windows until the statistic converges.
+    pub until: Option<crate::until::UntilPlan>,
 }
 
 pub fn policy_of(arg: PolicyArg) -> Policy {
@@ -244,10 +246,16 @@ impl RunPlan {
             return Err(usage("--split-backend chooses the backend of --split: add --split"));
         }
         let noise_cpus = noise_asked.then(|| noise_cpus_choice(&cpus, args.cpus.is_some(), online));
+        // --until: each scenario measures up to --max-duration (recorded as its duration).
+        let until = crate::until::resolve(args, &resolved.probes)?;
+        let (duration_ns, duration_explicit) = match &until {
+            Some(u) => (Some(u.max_duration_ns), true),
+            None => (duration_ns, args.duration.is_some()),
+        };
         Ok(Self {
             probes: resolved.probes,
             probe_settings: resolved.settings,
-            duration_explicit: args.duration.is_some(),
+            duration_explicit,
             interval_ns,
             policy,
             priority: priority as i32,
@@ -276,6 +284,7 @@ impl RunPlan {
             explain_above_ns,
             station: resolved.station,
             noise_cpus,
+            until,
         })
     }
 

@@ -90,6 +90,11 @@ pub struct ExperimentFile {
     pub scratch: Option<PathBuf>,
     /// Requirements (`--require`): one expression or a list of them.
     pub require: Option<TextList>,
+    /// The stop rule (`--until`, `--max-duration`, `--target`, `--window`; docs/stop-rule.md).
+    pub until: Option<String>,
+    pub max_duration: Option<String>,
+    pub target: Option<String>,
+    pub window: Option<String>,
     /// Scenario name -> loads, as `--load` takes them ("disk:file_mib=16+proc-read").
     #[serde(default)]
     pub presets: BTreeMap<String, String>,
@@ -151,11 +156,16 @@ impl ExperimentFile {
         fill(&mut args.priority, self.priority);
         fill(&mut args.policy, self.policy);
         fill(&mut args.cpus, self.cpus.map(|c| c.text()));
-        // --duration and --samples exclude each other: one on the command line replaces both.
-        if args.duration.is_none() && args.samples.is_none() {
+        // --duration, --samples and --until exclude each other: one on the command line
+        // replaces all three.
+        if args.duration.is_none() && args.samples.is_none() && args.until.is_none() {
             args.duration = self.duration;
             args.samples = self.samples;
+            args.until = self.until;
         }
+        fill(&mut args.max_duration, self.max_duration);
+        fill(&mut args.target, self.target);
+        fill(&mut args.window, self.window);
         fill(&mut args.warmup, self.warmup);
         fill(&mut args.output, self.output);
         args.raw |= self.raw.unwrap_or(false);
@@ -267,6 +277,21 @@ mod tests {
         let file = parse("duration = \"10s\"").unwrap();
         let merged = file.under(RunArgs { samples: Some(100), ..Default::default() });
         assert_eq!((merged.duration, merged.samples), (None, Some(100)));
+    }
+
+    #[test]
+    fn the_stop_rule_keys_and_the_command_line_duration_replacing_them() {
+        let file =
+            parse("until = \"converged:p99.9\"\nmax_duration = \"10m\"\ntarget = \"2%\"\nwindow = \"5s\"").unwrap();
+        let merged = file.under(RunArgs::default());
+        assert_eq!(merged.until.as_deref(), Some("converged:p99.9"));
+        assert_eq!(
+            (merged.max_duration.as_deref(), merged.target.as_deref(), merged.window.as_deref()),
+            (Some("10m"), Some("2%"), Some("5s"))
+        );
+        let file = parse("until = \"converged\"").unwrap();
+        let merged = file.under(RunArgs { duration: Some("30s".into()), ..Default::default() });
+        assert_eq!((merged.until, merged.duration.as_deref()), (None, Some("30s")));
     }
 
     #[test]

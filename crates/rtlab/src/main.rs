@@ -22,6 +22,7 @@ mod simulated_host;
 mod split_run;
 mod station_cmd;
 mod suite;
+mod until;
 
 use clap::Parser;
 use cli::{Cli, Command, ExportArgs, LoadHostArgs, ReportArgs, ReportFormat, RunArgs, SysinfoArgs};

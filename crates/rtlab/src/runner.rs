@@ -431,6 +431,7 @@ fn measure_scenario(
         duration_s: 0.0,
         interrupted: false,
         activity: None,
+        convergence: None,
     };
     // Loads first: the load host's supervisor is a fork of rtlab, and memory allocated
     // after the fork (the probe's) is never shared copy-on-write with it.
@@ -489,6 +490,7 @@ fn measure_scenario(
     let mut splits = Vec::new();
     let mut noise = NoiseCollected::default();
     let mut raw_account = RawAccount::default();
+    let mut convergence = None;
     let mut outcome = Ok(());
     for (probe_index, &choice) in plan.probes.iter().enumerate() {
         if stop.load(Ordering::SeqCst) {
@@ -525,7 +527,17 @@ fn measure_scenario(
         };
         let split = split.zip(split_backend);
         let job = ProbeJob { choice, context: &context, split, noise: noise_trace, title: &title };
-        match measure_probe(plan, job, &mut host, &mut scenario, stop) {
+        // --until: the probe in windows until its statistic converges (crate::until).
+        let measured = match &plan.until {
+            Some(until) => {
+                measure_windows(plan, until, job, &mut host, &mut scenario, stop).map(|(output, elapsed, decision)| {
+                    convergence = Some(decision);
+                    (output, elapsed, None, None)
+                })
+            }
+            None => measure_probe(plan, job, &mut host, &mut scenario, stop),
+        };
+        match measured {
             Ok((mut output, elapsed, traced, noise_traced)) => {
                 if choice == ProbeChoice::Noise {
                     let (traced, untraced) = match noise_traced {
@@ -601,6 +613,8 @@ fn measure_scenario(
     scenario.raw_stopped = raw_account.stopped();
     scenario.interrupted |= stop.load(Ordering::SeqCst);
     scenario.activity = activity;
+    // "Long enough?": the stop rule's decision, or a plain run's answer for its duration.
+    scenario.convergence = convergence.or_else(|| crate::until::decide_plain(&measurements, scenario.duration_s));
     notes.extend(station_notes);
     Ok(ScenarioOutcome { scenario, measurements, notes, splits, noise })
 }
@@ -754,7 +768,8 @@ fn measure_probe(
         if let (Some(h), None) = (host.as_mut(), &scenario.load_failure) {
             scenario.load_failure = h.check_alive();
         }
-        std::thread::sleep(Duration::from_millis(100));
+        // A simulated probe finishes in virtual time: poll it often (--until runs many windows).
+        std::thread::sleep(Duration::from_millis(if simulated { 2 } else { 100 }));
     }
     progress.finish();
     let (outcome, sampling_ended) = match driver.join() {
@@ -792,6 +807,81 @@ fn measure_probe(
         sampling_ended.duration_since(started).as_secs_f64()
     };
     Ok((output, elapsed, traced, noise_traced))
+}
+
+/// `--until`: the probe of a scenario measured window after window (each a whole run of the
+/// probe, so the real-time loop is the ordinary one), merged, and judged between windows;
+/// stops when the statistic has converged, at --max-duration, or on a stop request.
+fn measure_windows(
+    plan: &RunPlan,
+    until: &crate::until::UntilPlan,
+    job: ProbeJob<'_>,
+    host: &mut Option<LoadHost>,
+    scenario: &mut Scenario,
+    stop: &Arc<AtomicBool>,
+) -> anyhow::Result<(ProbeOutput, f64, rtlab_analysis::convergence::Convergence)> {
+    let ProbeJob { choice, context, title, .. } = job;
+    let mut merged: Option<ProbeOutput> = None;
+    let (mut elapsed_s, mut curve, mut rule) = (0.0f64, Vec::new(), None);
+    for window in 0u64.. {
+        let remaining_ns = until.max_duration_ns.saturating_sub((elapsed_s * 1e9).round() as u64);
+        // The first window always runs: a scenario has an output even when stopped at once.
+        if window > 0 && (stop.load(Ordering::SeqCst) || remaining_ns < plan.interval_ns.max(1_000_000)) {
+            break;
+        }
+        let mut window_plan = plan.clone();
+        window_plan.duration_ns = Some(until.window_ns.min(remaining_ns));
+        window_plan.duration_explicit = true;
+        window_plan.samples = None;
+        window_plan.warmup = if window == 0 { plan.warmup } else { 0 };
+        // A simulated clock draws a new stream per window (the same seed would repeat it).
+        let mut clock = context.clock;
+        if let ClockKind::Simulated { seed, .. } = &mut clock {
+            *seed = seed.wrapping_add(window.wrapping_mul(0x9E37_79B9));
+        }
+        let window_context = BuildContext {
+            setup: context.setup,
+            raw_dir: None,
+            clock,
+            trace_dir: None,
+            split_tap: None,
+            remote_delta: context.remote_delta,
+        };
+        let window_title = format!("{title} · window {}", window + 1);
+        let window_job = ProbeJob { choice, context: &window_context, split: None, noise: None, title: &window_title };
+        let (output, elapsed, _, _) = measure_probe(&window_plan, window_job, host, scenario, stop)?;
+        elapsed_s += elapsed;
+        match merged.as_mut() {
+            Some(m) => crate::until::merge_window(m, output)?,
+            None => merged = Some(output),
+        }
+        let Some(so_far) = merged.as_ref() else { break };
+        let measurements = measurements_of(so_far, &scenario.name, &plan.output)?;
+        let rule = rule.get_or_insert_with(|| {
+            let main = measurements.first().map(|m| m.metric.clone()).unwrap_or_default();
+            crate::until::rule_of(Some(until), &main)
+        });
+        if let Some(point) = crate::until::point(rule, &measurements, elapsed_s) {
+            progress::note(
+                plan,
+                &format!(
+                    "{}: {} {} after {}",
+                    scenario.name,
+                    rule.statistic,
+                    point.half_width.map_or("not bounded yet".to_string(), rtlab_analysis::convergence::percent_text),
+                    rtlab_analysis::exceedance::format_interval(elapsed_s)
+                ),
+            );
+            curve.push(point);
+        }
+        if rule.converged(&curve) || merged.as_ref().is_some_and(|m| m.threads.iter().any(|t| t.interrupted)) {
+            break;
+        }
+    }
+    let output = merged.ok_or_else(|| environment("--until: no window was measured"))?;
+    let rule = rule.unwrap_or_else(|| crate::until::rule_of(Some(until), ""));
+    let interrupted = stop.load(Ordering::SeqCst);
+    Ok((output, elapsed_s, crate::until::decide_until(&rule, until, curve, elapsed_s, interrupted)))
 }
 
 fn format_ns(ns: u64) -> String {

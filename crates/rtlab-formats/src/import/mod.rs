@@ -536,6 +536,7 @@ pub fn build_run(
             duration_s,
             interrupted: false,
             activity: None,
+            convergence: None,
         }],
         measurements,
         warnings: Vec::new(),

@@ -23,6 +23,7 @@
 //! only draws.
 
 pub mod axis;
+pub mod convergence;
 pub(crate) mod canvas;
 mod cumulative;
 mod histogram;
