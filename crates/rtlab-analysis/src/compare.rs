@@ -31,6 +31,13 @@ pub const CONFIDENCE: f64 = 0.95;
 /// Base seed of the replicates ("rtlab" in ASCII).
 pub const SEED: u64 = 0x72_74_6c_61_62;
 
+/// The seed of the replicates of configuration `index` (its place in `rtlab compare`'s
+/// list of runs and scenarios) and quantile `q`: one per configuration and quantile, so the
+/// same inputs give the same report, and the gate's interval is compare's.
+pub fn seed_for(index: usize, q: f64) -> u64 {
+    SEED.wrapping_add((index as u64) << 8).wrapping_add((q * 1000.0) as u64)
+}
+
 /// Bootstrap replicates of one quantile of one histogram.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuantileReplicates {

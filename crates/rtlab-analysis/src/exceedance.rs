@@ -12,6 +12,12 @@ pub fn interval_s(probability_above: f64, sample_rate_hz: f64) -> Option<f64> {
     (probability_above > 0.0 && sample_rate_hz > 0.0).then(|| 1.0 / (probability_above * sample_rate_hz))
 }
 
+/// Samples needed for the nearest-rank quantile `quantile` to rest on at least 10 samples
+/// above it; below that the percentile is close to the maximum and says little more than it.
+pub fn samples_for_support(quantile: f64) -> u64 {
+    (10.0 / (1.0 - quantile)).round() as u64
+}
+
 /// The exceedance statement for one percentile threshold of one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exceedance {
@@ -38,7 +44,7 @@ impl Exceedance {
             sample_rate_hz,
             interval_s: interval_s(above, sample_rate_hz)?,
             samples,
-            samples_for_support: (10.0 / above).round() as u64,
+            samples_for_support: samples_for_support(quantile),
         })
     }
 

@@ -11,6 +11,9 @@
 //! - [`requirement`]: `<metric> <statistic> < <bound>` requirements, parsed and measured.
 //! - [`convergence`]: "long enough?": a statistic's 95 % interval over time and the stop rule.
 //! - [`compare`]: is B better than A? Bootstrap confidence intervals of quantile differences.
+//! - [`gate`]: the bisect gate: is a candidate worse than a baseline beyond a tolerance, with
+//!   95 % confidence (compare's bootstrap)? Good, bad, or cannot be judged, in `git bisect
+//!   run`'s exit codes.
 //! - [`curve`]: cumulative-percentage and exceedance curves, fixed-width bins (figures).
 //! - [`units`]: parsing durations ("50us", "30s") and printing ns as µs.
 //! - [`evt`]: pWCET from the tail by extreme value theory (GEV, Gumbel, GPD; PWM and MLE),
@@ -24,6 +27,7 @@ pub mod convergence;
 pub mod curve;
 pub mod evt;
 pub mod exceedance;
+pub mod gate;
 mod histogram;
 mod moments;
 pub mod requirement;

@@ -25,6 +25,9 @@ impl WakeClock for MonotonicClock {
     }
 }
 
+/// [`SimulatedClock::with_scale`] of latencies as drawn, per mille.
+pub const UNSCALED: u32 = 1000;
+
 /// A virtual clock: sleeping jumps to the deadline plus a pseudo-random latency drawn from
 /// a fixed seed, so a run is identical every time. Latencies are mostly a few µs with a
 /// long tail, and about one wake-up in 400 is a "hypervisor" spike of 1 to 3 periods that
@@ -34,15 +37,24 @@ pub struct SimulatedClock {
     now_ns: u64,
     period_ns: u64,
     state: u64,
+    scale_permille: u32,
 }
 
 impl SimulatedClock {
     pub fn new(seed: u64, stream: u64, period_ns: u64) -> Self {
-        let mut clock = Self { now_ns: 1_000_000_000, period_ns, state: seed };
+        let mut clock = Self { now_ns: 1_000_000_000, period_ns, state: seed, scale_permille: UNSCALED };
         // Mix the stream (the CPU) in through the generator so streams are unrelated.
         clock.state = clock.next_u64() ^ stream.wrapping_add(1).wrapping_mul(0xD1B5_4A32_D192_ED03);
         clock.state = clock.next_u64();
         clock
+    }
+
+    /// Every latency (body, tail and spikes) times `permille`/1000: a slower or faster
+    /// simulated "kernel" with the same stream of draws, so that two scales of one seed
+    /// differ by the scale alone.
+    pub fn with_scale(mut self, permille: u32) -> Self {
+        self.scale_permille = permille;
+        self
     }
 
     /// splitmix64: tiny, well-known, and stable across crate versions, which a snapshot
@@ -56,6 +68,14 @@ impl SimulatedClock {
     }
 
     fn next_latency_ns(&mut self) -> u64 {
+        let latency = self.next_unscaled_latency_ns();
+        if self.scale_permille == UNSCALED {
+            return latency;
+        }
+        (latency as u128 * self.scale_permille as u128 / UNSCALED as u128).min(u64::MAX as u128) as u64
+    }
+
+    fn next_unscaled_latency_ns(&mut self) -> u64 {
         let r = self.next_u64();
         let uniform = (r >> 11) as f64 / (1u64 << 53) as f64;
         if r % 400 == 7 {
@@ -94,6 +114,16 @@ mod tests {
             assert_eq!(a.now_ns(), b.now_ns());
             assert!(a.now_ns() >= deadline);
             deadline += 1_000_000;
+        }
+    }
+
+    #[test]
+    fn a_scale_multiplies_every_latency_of_the_same_draws() {
+        let mut plain = SimulatedClock::new(42, 0, 1_000_000);
+        let mut slower = SimulatedClock::new(42, 0, 1_000_000).with_scale(1500);
+        for _ in 0..10_000 {
+            let (a, b) = (plain.next_latency_ns(), slower.next_latency_ns());
+            assert_eq!(b, a * 3 / 2, "{a} scaled by 1.5");
         }
     }
 

@@ -132,7 +132,7 @@ mod tests {
                 histogram_max_ns: 1_000_000_000,
                 raw_dir: None,
                 raw_ring_capacity: 16,
-                clock: ClockKind::Simulated { seed: 7 },
+                clock: ClockKind::simulated(7),
                 setup: ThreadSetup::unchanged(),
                 name: "timer",
                 split_tap: None,

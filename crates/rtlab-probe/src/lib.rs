@@ -133,7 +133,18 @@ pub enum ClockKind {
     /// Deterministic virtual time (tests, snapshots); no thread set-up is done.
     Simulated {
         seed: u64,
+        /// Every drawn latency times this, per mille ([`clock::UNSCALED`]: as drawn): the
+        /// test-only knob `rtlab run --simulate-scale` that makes a simulated "kernel"
+        /// slower or faster (the bisect gate's tests).
+        scale_permille: u32,
     },
+}
+
+impl ClockKind {
+    /// The simulated clock with this seed, latencies as drawn.
+    pub fn simulated(seed: u64) -> Self {
+        ClockKind::Simulated { seed, scale_permille: clock::UNSCALED }
+    }
 }
 
 /// How each sampling thread prepares itself before the first sample.

@@ -230,7 +230,7 @@ fn run_thread(mut thread: PreparedThread, config: &NoiseConfig, stop: &AtomicBoo
             let _setup = config.setup.apply(cpu)?;
             busy_loop(&mut Monotonic, &mut thread, config.threshold_ns, config.duration_ns, stop)
         }
-        ClockKind::Simulated { seed } => {
+        ClockKind::Simulated { seed, .. } => {
             let state = (seed ^ 0x9e37_79b9_7f4a_7c15).wrapping_add(cpu as u64 + 1).max(1);
             busy_loop(&mut SimulatedReads { now: 0, state }, &mut thread, config.threshold_ns, config.duration_ns, stop)
         }
@@ -337,7 +337,7 @@ mod tests {
             histogram_max_ns: 1_000_000_000,
             raw_dir: None,
             raw_ring_capacity: 64,
-            clock: ClockKind::Simulated { seed: 1 },
+            clock: ClockKind::simulated(1),
             setup: ThreadSetup::unchanged(),
             tap: None,
         }

@@ -590,7 +590,7 @@ mod tests {
             histogram_max_ns: 1_000_000,
             raw_dir: None,
             raw_ring_capacity: 16,
-            clock: ClockKind::Simulated { seed: 1 },
+            clock: ClockKind::simulated(1),
             setup: ThreadSetup::unchanged(),
         };
         assert!(matches!(TasksetProbe::new(config), Err(ProbeError::Config(_))));

@@ -194,8 +194,8 @@ fn run_thread(mut thread: PreparedThread, config: &TimerConfig, stop: &AtomicBoo
             sample_loop(&mut MonotonicClock, &mut thread, &mut state, &params, stop)
                 .map_err(|source| ProbeError::Sampling { cpu, source })?
         }
-        ClockKind::Simulated { seed } => {
-            let mut clock = SimulatedClock::new(seed, cpu as u64, config.interval_ns);
+        ClockKind::Simulated { seed, scale_permille } => {
+            let mut clock = SimulatedClock::new(seed, cpu as u64, config.interval_ns).with_scale(scale_permille);
             sample_loop(&mut clock, &mut thread, &mut state, &params, stop)
                 .map_err(|source| ProbeError::Sampling { cpu, source })?
         }
@@ -336,7 +336,7 @@ mod tests {
             histogram_max_ns: 1_000_000_000,
             raw_dir: None,
             raw_ring_capacity: 16,
-            clock: ClockKind::Simulated { seed: 0 },
+            clock: ClockKind::simulated(0),
             setup: ThreadSetup::unchanged(),
             name: "timer",
             split_tap: None,

@@ -15,6 +15,7 @@
 //!   [`json::JsonSummary`]); `rtlab_results::set::ReportExporter` for a set of runs
 //!   ([`markdown`], [`csv_report`], [`json_report`], [`html`]); [`png`] rasterises the
 //!   figures.
+//! - [`gate`]: the bisect gate's answer (`rtlab_analysis::gate::GateReport`) as text.
 //! - [`fleet`]: `rtlab fleet`'s overview of a Prometheus server's boards
 //!   (`rtlab_results::fleet::FleetReport`) as terminal text, Markdown, JSON and HTML.
 //! - [`history`]: `rtlab history`'s views of a monitor database
@@ -25,6 +26,7 @@ pub mod csv_report;
 pub mod digest;
 pub mod figures;
 pub mod fleet;
+pub mod gate;
 pub mod history;
 pub mod host;
 pub mod html;

@@ -227,7 +227,7 @@ fn title_of(metric: &str) -> String {
 
 /// Samples needed for the nearest-rank quantile `q` to rest on 10 samples above it.
 fn support_needed(q: f64) -> u64 {
-    (10.0 / (1.0 - q)).round() as u64
+    rtlab_analysis::exceedance::samples_for_support(q)
 }
 
 /// (h) The verdict's checks.
@@ -373,8 +373,7 @@ fn comparison_table(metric: &str, columns: &[Column]) -> Option<Table> {
     }
     let replicates = |index: usize, histogram: &LatencyHistogram, q: f64| {
         // One seed per configuration and quantile: the same inputs give the same report.
-        let seed = rtlab_analysis::compare::SEED.wrapping_add((index as u64) << 8).wrapping_add((q * 1000.0) as u64);
-        bootstrap_quantile(histogram, q, REPLICATES, seed)
+        bootstrap_quantile(histogram, q, REPLICATES, rtlab_analysis::compare::seed_for(index, q))
     };
     let baseline: Vec<Option<QuantileReplicates>> =
         COMPARED.iter().map(|(_, q)| replicates(*base_index, base_histogram, *q)).collect();

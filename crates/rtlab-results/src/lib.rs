@@ -24,6 +24,8 @@
 //! - [`raw::RawReader`]: the raw sample files of a results directory.
 //! - [`fleet::FleetReport`]: `rtlab fleet`'s overview of the boards a Prometheus server
 //!   scrapes (`"schema": "rtlab.fleet/1"`).
+//! - [`gate`]: what the bisect gate reads from a baseline and a candidate run (the metric
+//!   per scenario, the run's disturbances); `rtlab_analysis::gate` judges.
 //! - [`set::ReportSet`]: several saved runs as `report`/`compare` see them, each scenario a
 //!   [`set::Configuration`]; [`set::ReportExporter`]: the one trait of every output format
 //!   of a set of runs.
@@ -35,6 +37,7 @@
 pub mod activity;
 pub mod delta;
 pub mod fleet;
+pub mod gate;
 pub mod history;
 pub mod host;
 pub mod judgement;

@@ -31,6 +31,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare saved runs: side-by-side tables, "is B better than A?", and one report
     Compare(ReportArgs),
+    /// The bisect gate: is CANDIDATE worse than BASELINE beyond a tolerance, with 95 %
+    /// confidence? Exit 0 good, 1 bad, 125 cannot judge (git bisect run's skip), 2 bad input
+    Gate(crate::gate_cmd::GateArgs),
     /// Export a run's raw samples for other tools
     Export(ExportArgs),
     /// Convert other tools' results (cyclictest, rtla, jitterdebugger, Xenomai) into a
@@ -226,6 +229,10 @@ pub struct RunArgs {
     /// Deterministic simulated clock with this seed (tests only)
     #[arg(long, hide = true)]
     pub simulate: Option<u64>,
+    /// With --simulate: every simulated latency times FACTOR, e.g. 1.5 (tests only: a
+    /// slower or faster simulated "kernel" for the bisect gate's tests; docs/gate.md)
+    #[arg(long, hide = true, value_name = "FACTOR", requires = "simulate")]
+    pub simulate_scale: Option<f64>,
     /// Requirement the results must meet, e.g. "timer max < 500us" (repeatable; all must
     /// hold): <metric> <statistic> < <bound>, statistic max, mean, pNN[.N] or pwcet(P) (the
     /// latency exceeded with probability P per activation, by extreme value theory, e.g.
@@ -269,6 +276,9 @@ pub struct RunArgs {
     /// [default: 10s]
     #[arg(long, value_name = "DURATION", requires = "until")]
     pub window: Option<String>,
+    /// --gate BASELINE and its options: judge the saved run as `rtlab gate` does.
+    #[command(flatten)]
+    pub gating: crate::gate_cmd::RunGateArgs,
     /// Scenario presets defined in the experiment file: name -> loads.
     #[arg(skip)]
     pub presets: std::collections::BTreeMap<String, String>,

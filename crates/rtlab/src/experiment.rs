@@ -51,6 +51,8 @@ pub struct RunPlan {
     pub dma_latency: bool,
     pub histogram_max_ns: u64,
     pub simulate: Option<u64>,
+    /// --simulate-scale in per mille (rtlab_probe::clock::UNSCALED without it).
+    pub simulate_scale_permille: u32,
     /// Load scenarios in the order measured.
     pub scenarios: Vec<ScenarioPlan>,
     /// Presets of the experiment file (name -> loads).
@@ -271,6 +273,7 @@ impl RunPlan {
             dma_latency: !args.no_dma_latency,
             histogram_max_ns,
             simulate: args.simulate,
+            simulate_scale_permille: simulate_scale_permille(args.simulate_scale)?,
             scenarios,
             presets: args.presets.clone(),
             load_cpus,
@@ -292,6 +295,15 @@ impl RunPlan {
     pub fn loaded_scenarios(&self) -> impl Iterator<Item = &ScenarioPlan> {
         self.scenarios.iter().filter(|s| !s.is_unloaded())
     }
+}
+
+/// `--simulate-scale FACTOR` in per mille: a finite factor from 0.001 to 1000.
+fn simulate_scale_permille(factor: Option<f64>) -> anyhow::Result<u32> {
+    let Some(factor) = factor else { return Ok(rtlab_probe::clock::UNSCALED) };
+    if !factor.is_finite() || !(0.001..=1000.0).contains(&factor) {
+        return Err(usage(format!("--simulate-scale {factor}: give a factor from 0.001 to 1000, e.g. 1.5")));
+    }
+    Ok((factor * rtlab_probe::clock::UNSCALED as f64).round() as u32)
 }
 
 /// Parses `--require` expressions; a malformed one is a usage error before anything runs.

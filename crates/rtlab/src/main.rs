@@ -7,6 +7,7 @@ mod errors;
 mod experiment;
 mod experiment_file;
 mod fleet_cmd;
+mod gate_cmd;
 mod history_cmd;
 mod import_cmd;
 mod monitor_cmd;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run(&args),
         Command::Report(args) => cmd_report(&args, false),
         Command::Compare(args) => cmd_report(&args, true),
+        Command::Gate(args) => gate_cmd::cmd_gate(&args),
         Command::Sysinfo(args) => cmd_sysinfo(&args),
         Command::Export(args) => cmd_export(&args),
         Command::Import(args) => import_cmd::cmd_import(&args),
@@ -88,12 +90,17 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
     };
     let host = runner::host_of(args.simulate);
     let plan = experiment::RunPlan::from_args(args, &host.online_cpus, &host.hostname, chrono::Local::now())?;
+    // --gate: the baseline is checked before anything is measured (exit 2 when it cannot serve).
+    let gate = gate_cmd::Baseline::of_run(&args.gating)?;
 
     // First SIGINT/SIGTERM: stop sampling and save what was measured. Second: exit now.
     let stop = runner::stop_on_signals()?;
 
     let command_line: Vec<String> = std::env::args().collect();
-    let finished = runner::run(&plan, host, command_line, stop)?;
+    let finished = match runner::run(&plan, host, command_line, stop) {
+        Ok(finished) => finished,
+        Err(e) => return gate_cmd::after_failed_run(gate.as_ref(), e),
+    };
     let result = &finished.result;
     // report.html, or why it could not be written (the results are saved either way).
     let report_html = run_report::write_report_html(result, &plan.output);
@@ -113,6 +120,13 @@ fn cmd_run(args: &RunArgs) -> anyhow::Result<u8> {
     }
     if let Err(why) = &report_html {
         eprintln!("rtlab: warning: report.html was not written: {why}");
+    }
+    if let Some(gate) = &gate {
+        // The gate judges what was saved: a failed load or stopped raw samples are warnings.
+        for why in [&finished.failed_to_load, &finished.raw_stopped].into_iter().flatten() {
+            eprintln!("rtlab: warning: {why}; the results, marked so, are in {}", finished.run_json.display());
+        }
+        return gate_cmd::after_run(gate, result, plan.json);
     }
     // Precedence: a load that failed (3), raw samples that stopped for want of space (3),
     // then an interruption (130), then the verdict (1).

@@ -198,7 +198,7 @@ pub fn run(
     // configuration it refuses (exit 2) or a mechanism this host lacks (no POSIX message
     // queues, no socket timestamps; exit 3) fails here, cleanly.
     for &probe in &plan.probes {
-        let clock = if simulated { ClockKind::Simulated { seed: 0 } } else { ClockKind::Monotonic };
+        let clock = if simulated { ClockKind::simulated(0) } else { ClockKind::Monotonic };
         let context =
             BuildContext { setup, raw_dir: None, clock, trace_dir: None, split_tap: None, remote_delta: None };
         drop(probe_build::build(plan, probe, &context).map_err(|e| probe_error(probe, e))?);
@@ -477,7 +477,9 @@ fn measure_scenario(
 
     let clock = match plan.simulate {
         // Each scenario its own stream, so that scenarios differ as real ones would.
-        Some(seed) => ClockKind::Simulated { seed: seed.wrapping_add(index as u64) },
+        Some(seed) => {
+            ClockKind::Simulated { seed: seed.wrapping_add(index as u64), scale_permille: plan.simulate_scale_permille }
+        }
         None => ClockKind::Monotonic,
     };
     let raw_dir = plan.raw.then(|| plan.output.join("samples").join(scenario_dir_name(index, name)));
