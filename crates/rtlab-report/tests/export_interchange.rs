@@ -228,6 +228,8 @@ fn junit_has_one_test_per_check_with_failures_and_errors() {
     let properties: BTreeMap<&str, &str> = suite.properties.vec.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     assert_eq!(properties["kernel"], "6.0.0-simulated");
     assert_eq!(properties["host"], "simulated");
+    let samples: u64 = set.runs[0].run.measurements.iter().map(|m| m.count).sum();
+    assert_eq!(properties["samples"], samples.to_string());
     assert!(properties["verdict"].starts_with("NOT MET: 4 of 6 checks failed"), "{properties:?}");
 
     let verdict = set.verdict.as_ref().unwrap();

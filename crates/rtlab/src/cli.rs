@@ -34,7 +34,7 @@ pub enum Command {
     /// The bisect gate: is CANDIDATE worse than BASELINE beyond a tolerance, with 95 %
     /// confidence? Exit 0 good, 1 bad, 125 cannot judge (git bisect run's skip), 2 bad input
     Gate(crate::gate_cmd::GateArgs),
-    /// Export a run's raw samples for other tools
+    /// Export a run's raw samples (csv), or a run or suite for KernelCI (kcidb)
     Export(ExportArgs),
     /// Convert other tools' results (cyclictest, rtla, jitterdebugger, Xenomai) into a
     /// results directory that report, compare and --require work on
@@ -539,18 +539,44 @@ pub struct ManpageArgs {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
+    /// The raw samples of a run recorded with --raw, one per line
     Csv,
+    /// A KCIDB v5.3 submission (KernelCI) of a run or a suite: statistics, pWCET and
+    /// requirements as tests (docs/kcidb.md)
+    Kcidb,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Results directory or its run.json
+    /// Results directory or its run.json (kcidb: also a suite directory)
     pub result: PathBuf,
     #[arg(long, value_enum, default_value = "csv")]
     pub format: ExportFormat,
     /// Output file (default: stdout)
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
+    /// kcidb: the CI system submitting, lowercase letters, digits and _ [default: rtlab]
+    #[arg(long, value_name = "NAME")]
+    pub origin: Option<String>,
+    /// kcidb: the checkout's ID [default: ORIGIN:<kernel release>]; an ID not starting with
+    /// "ORIGIN:" gets it before it (another origin's ID only with --tests-only)
+    #[arg(long, value_name = "ID")]
+    pub checkout_id: Option<String>,
+    /// kcidb: the build's ID [default: ORIGIN:<kernel release>:<host name>]
+    #[arg(long, value_name = "ID")]
+    pub build_id: Option<String>,
+    /// kcidb: what each test's ID starts with, its path follows [default:
+    /// ORIGIN:<host name>:<run or suite start, UTC, YYYYmmddTHHMMSSZ>:]
+    #[arg(long, value_name = "PREFIX")]
+    pub test_id_prefix: Option<String>,
+    /// kcidb: write only the tests, for a checkout and build the CI submits itself (give
+    /// their --checkout-id and --build-id)
+    #[arg(long)]
+    pub tests_only: bool,
+    /// kcidb: requirements to judge instead of the verdict saved with the runs (repeatable,
+    /// as for rtlab report)
+    #[arg(long = "require", value_name = "EXPR")]
+    pub require: Vec<String>,
 }
 
 /// `rtlab monitor` (checked in monitor_cmd::plan).

@@ -10,6 +10,7 @@ mod fleet_cmd;
 mod gate_cmd;
 mod history_cmd;
 mod import_cmd;
+mod kcidb_cmd;
 mod monitor_cmd;
 mod noise_run;
 mod packaging;
@@ -362,9 +363,31 @@ fn cmd_sysinfo(args: &SysinfoArgs) -> anyhow::Result<u8> {
 }
 
 fn cmd_export(args: &ExportArgs) -> anyhow::Result<u8> {
+    if args.format == cli::ExportFormat::Kcidb {
+        return kcidb_cmd::export_kcidb(args);
+    }
+    let kcidb_only = [
+        ("--origin", args.origin.is_some()),
+        ("--checkout-id", args.checkout_id.is_some()),
+        ("--build-id", args.build_id.is_some()),
+        ("--test-id-prefix", args.test_id_prefix.is_some()),
+        ("--tests-only", args.tests_only),
+        ("--require", !args.require.is_empty()),
+    ];
+    if let Some((flag, _)) = kcidb_only.iter().find(|(_, given)| *given) {
+        return Err(usage(format!("{flag} is for --format kcidb only")));
+    }
+    if rtlab_results::suite::SuiteRecord::is_suite(&args.result) {
+        return Err(usage(format!(
+            "{} is a suite: --format csv exports one run's raw samples; give a condition's directory inside it",
+            args.result.display()
+        )));
+    }
     let run = rtlab_results::run::RunResult::load(&args.result)?;
     let dir = rtlab_results::run::results_dir(&args.result);
     match args.format {
+        // Handled above, before run.json is read: a suite directory has none.
+        cli::ExportFormat::Kcidb => return kcidb_cmd::export_kcidb(args),
         cli::ExportFormat::Csv => match &args.output {
             Some(path) => {
                 let tmp = path.with_extension("csv.partial");

@@ -199,6 +199,10 @@ impl Suite<'_> {
             if h.virtualization.guest {
                 out.push(("virtualization", h.virtualization.hypervisor.clone().unwrap_or_else(|| "guest".into())));
             }
+            // The evidence's size: every sample of every metric, CPU and scenario.
+            let samples: u64 = run.measurements.iter().map(|m| m.count).sum();
+            out.push(("samples", samples.to_string()));
+            out.push(("duration_s", seconds(finite(run.duration_s))));
             out.push(("start_time", run.start_time.clone()));
             let commit = run.tool.commit.as_ref().map(|c| format!(" ({c})")).unwrap_or_default();
             out.push(("rtlab_version", format!("{}{commit}", run.tool.version)));
