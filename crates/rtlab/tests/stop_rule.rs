@@ -80,6 +80,14 @@ fn until_records_the_decision_and_the_report_draws_the_curve() {
     assert!(elapsed < 600.0);
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("id=\"long-enough\"") && html.contains("id=\"fig-convergence\""));
+    // KCIDB carries the decision in the misc of the judged metric's tests.
+    let out = rtlab().args(["export", "--format", "kcidb"]).arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let kcidb: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let judged: Vec<&Value> =
+        kcidb["tests"].as_array().unwrap().iter().filter_map(|t| t["misc"].get("long_enough")).collect();
+    assert!(!judged.is_empty());
+    assert!(judged.iter().all(|l| l["converged"] == true && l["statistic"] == "p99.99" && l["mode"] == "until"));
 }
 
 #[test]

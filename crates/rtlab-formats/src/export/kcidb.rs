@@ -302,6 +302,24 @@ fn run_misc(run: &RunResult, scenario: &str, metric: &str) -> Map<String, Value>
     if let Some(why) = run.scenario(scenario).and_then(|s| s.load_failure.as_ref()) {
         misc.insert("load_failure".into(), json!(why));
     }
+    // "Long enough?" (docs/stop-rule.md), on the tests of the metric it judged.
+    if let Some(c) = run.scenario(scenario).and_then(|s| s.convergence.as_ref()).filter(|c| c.metric == metric) {
+        let mut long = Map::new();
+        long.insert("converged".into(), json!(c.converged));
+        long.insert("statistic".into(), json!(c.statistic));
+        long.insert("target".into(), json!(c.target));
+        long.insert("mode".into(), json!(c.mode));
+        long.insert("elapsed_s".into(), json!(c.elapsed_s));
+        // No nulls in KCIDB: what is unknown is left out.
+        if let Some(h) = c.half_width {
+            long.insert("half_width".into(), json!(h));
+        }
+        if let Some(more) = c.more_s {
+            long.insert("more_s".into(), json!(more));
+        }
+        long.insert("answer".into(), json!(c.answer));
+        misc.insert("long_enough".into(), Value::Object(long));
+    }
     misc
 }
 
