@@ -430,6 +430,9 @@ pub enum ReportFormat {
     HdrLog,
     /// JUnit XML: one test per requirement (needs --require or a saved verdict)
     Junit,
+    /// LAVA test cases: statistics, pWCET and requirements, through lava-test-case where it
+    /// is on PATH, else its signal lines (docs/lava.md); also for suite directories
+    Lava,
     /// OpenMetrics / Prometheus text exposition: summaries and histogram buckets
     Openmetrics,
 }

@@ -11,6 +11,7 @@ mod gate_cmd;
 mod history_cmd;
 mod import_cmd;
 mod kcidb_cmd;
+mod lava_cmd;
 mod monitor_cmd;
 mod noise_run;
 mod packaging;
@@ -184,6 +185,11 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
     if args.format == ReportFormat::Png {
         return write_png_figures(args, compare, &set);
     }
+    if args.format == ReportFormat::Lava {
+        lava_cmd::report_runs(args, &set)?;
+        let verdict = set.effective_verdict();
+        return Ok(if verdict.is_some_and(|v| !v.met) { EXIT_NOT_MET } else { EXIT_OK });
+    }
     let selection = rtlab_formats::export::Selection { metric: args.metric.clone(), scenario: args.scenario.clone() };
     let document = match args.format {
         ReportFormat::Html => rtlab_report::html::HtmlReport.render(&set)?,
@@ -195,7 +201,7 @@ fn cmd_report(args: &ReportArgs, compare: bool) -> anyhow::Result<u8> {
         ReportFormat::Md => rtlab_report::markdown::MarkdownReport.render(&set)?,
         ReportFormat::Csv => rtlab_report::csv_report::CsvReport.render(&set)?,
         ReportFormat::Json => rtlab_report::json_report::JsonReport.render(&set)?,
-        ReportFormat::Png => unreachable!("handled above"),
+        ReportFormat::Png | ReportFormat::Lava => unreachable!("handled above"),
     };
     let destination = match (&args.output, args.format) {
         (Some(path), _) => Some(path.clone()),

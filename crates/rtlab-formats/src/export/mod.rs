@@ -1,6 +1,6 @@
 //! Formats other tools consume: cyclictest's histogram file and JSON ([`cyclictest`]), the
 //! HdrHistogram interval log ([`hdr_log`]), JUnit XML of the verdict ([`junit`]), a KCIDB
-//! submission for KernelCI ([`kcidb`]) and the
+//! submission for KernelCI ([`kcidb`]), LAVA test cases ([`lava`]) and the
 //! OpenMetrics text exposition ([`openmetrics`]; [`monitor`] is the exposition `rtlab monitor`
 //! serves). Each is a [`rtlab_results::set::ReportExporter`] over the
 //! saved runs, like the report formats.
@@ -13,6 +13,7 @@ pub mod cyclictest;
 pub mod hdr_log;
 pub mod junit;
 pub mod kcidb;
+pub mod lava;
 pub mod monitor;
 pub mod openmetrics;
 

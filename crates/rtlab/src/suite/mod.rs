@@ -174,11 +174,12 @@ pub fn cmd_report_suites(args: &crate::cli::ReportArgs, compare: bool) -> anyhow
             text.push_str(&format!("Report: {}\n", path.display()));
             crate::print(&text)?;
         }
+        ReportFormat::Lava => crate::lava_cmd::report_suites(args, &suites)?,
         other => {
             use clap::ValueEnum;
             let name = other.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
             return Err(usage(format!(
-                "--format {name}: a suite report is html or md; the other formats work on the condition \
+                "--format {name}: a suite report is html, md or lava; the other formats work on the condition \
                  directories (SUITE_DIR/CONDITION)"
             )));
         }
