@@ -1,9 +1,13 @@
 //! The fast version of the pWCET calibration study (the full one is `bench/pwcet-calibration`;
 //! the table is in docs/pwcet.md): every family at 200,000 samples, a few replications from
 //! fixed seeds, checked against the targets ([`calibration::target_failures`]):
-//! - every family: the median signed relative error of pWCET(1e-9), over the replications that
-//!   give a number, within −10 % to +35 %; in at least 90 % of the replications the 95 %
-//!   interval covers the truth or the pWCET is refused with its reason;
+//! - every family answered in at least half the replications: the median signed relative
+//!   error of pWCET(1e-9), over the replications that give a number, within −10 % to +35 %;
+//! - every family: in at least 90 % of the replications the 95 % interval covers the truth or
+//!   the pWCET is refused with its reason;
+//! - the stretched exponential (Weibull shape 0.5), which no analysis of its exceedances can
+//!   tell from a heavy tail: refused in at least 80 % of the replications because the tail's
+//!   type is not settled (its GPD pWCET is about twice the truth);
 //! - bounded families (reversed Weibull, Beta): at most 10 % refused — a bounded tail gives a
 //!   number — also at 20,000 samples;
 //! - exponential and Gumbel: median |relative error| ≤ 5 %;
@@ -31,11 +35,11 @@ const SMALL_SAMPLES: usize = 20_000;
 
 /// Targets a family is allowed to miss (the start of the miss's text), each with where
 /// docs/pwcet.md documents the limit. Every other target of that family is still asserted.
-const DOCUMENTED_LIMITS: &[(Family, &str, &str)] = &[(
-    Family::WeibullStretched,
-    "median error",
-    "docs/pwcet.md, \"Calibration: Monte Carlo study\", Weibull shape 0.5",
-)];
+const DOCUMENTED_LIMITS: &[(Family, &str, &str)] = &[];
+
+/// The refusal a stretched-exponential tail must get, and in how many of the replications.
+const TAIL_TYPE_REASON: &str = "the tail's type is not settled";
+const MIN_STRETCHED_REFUSED: f64 = 0.8;
 
 fn check(s: &Summary, failures: &mut Vec<String>) {
     let name = format!("{}, {} samples", s.family.name(), s.samples);
@@ -43,6 +47,17 @@ fn check(s: &Summary, failures: &mut Vec<String>) {
     failures.extend(s.violations.iter().map(|v| format!("{name}: {v}")));
     if !(s.truth_ns.is_finite() && s.truth_ns > 0.0) {
         failures.push(format!("{name}: the truth {} is not a positive number", s.truth_ns));
+    }
+    if s.family == Family::WeibullStretched {
+        let refused: usize =
+            s.reasons.iter().filter(|(reason, _)| reason.starts_with(TAIL_TYPE_REASON)).map(|(_, n)| n).sum();
+        if (refused as f64) < MIN_STRETCHED_REFUSED * s.analysed as f64 {
+            failures.push(format!(
+                "{name}: refused because the tail's type is not settled in {refused} of {} replications, fewer than {:.0} %",
+                s.analysed,
+                100.0 * MIN_STRETCHED_REFUSED
+            ));
+        }
     }
     let missed = target_failures(s);
     let limits = || DOCUMENTED_LIMITS.iter().filter(|(f, _, _)| *f == s.family && s.samples == TARGET_SAMPLES);

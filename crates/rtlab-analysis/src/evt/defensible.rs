@@ -9,8 +9,13 @@
 //! - too few observations behind the chosen fit (fewer than [`MIN_EXCEEDANCES`] exceedances);
 //! - a shape beyond [`MAX_DEFENSIBLE_SHAPE`]: a tail that heavy has no variance, and its
 //!   extrapolation to 1e-9 spans orders of magnitude;
+//! - the chosen GPD (ξ ≥ 0), which passes its held-out tests and is not too heavy, and a
+//!   stretched exponential, light in the limit, describe the exceedances equally well and part
+//!   by more than a third at 1e-9 (`stretched`): the data do not say which tail type
+//!   extrapolates;
 //! - an estimate or interval that is not a finite number.
 
+use super::stretched::{TailTypeConflict, MAX_LOG_LIKELIHOOD_GAP};
 use super::{Defensibility, Diagnostic, PwcetEstimate, TailModel, MIN_BLOCKS, MIN_EXCEEDANCES};
 
 /// Largest shape ξ of a defensible pWCET: above 1/2 the tail has infinite variance.
@@ -31,6 +36,7 @@ pub(crate) struct Evidence<'a> {
     pub sample_rate_hz: f64,
     pub estimates: &'a [PwcetEstimate],
     pub significance: f64,
+    pub tail_type: Option<&'a TailTypeConflict>,
 }
 
 fn p_text(p: f64) -> String {
@@ -111,6 +117,26 @@ pub(crate) fn judge(e: &Evidence) -> Defensibility {
         ));
         remedy("find and remove the source of the rare large latencies (a --split run or a trace shows it), then measure again".into(), &mut remedies);
     }
+    // Two models compared only where the chosen one describes the data and is not refused for
+    // its weight anyway: otherwise the comparison says nothing the reasons above do not.
+    let fits = misfits.is_empty() && !(e.shape > MAX_DEFENSIBLE_SHAPE);
+    if let Some(c) = e.tail_type.filter(|_| fits) {
+        let chosen =
+            if c.chosen_shape > 0.0 { format!("GPD with ξ = {:.2}", c.chosen_shape) } else { "exponential".into() };
+        reasons.push(format!(
+            "the tail's type is not settled: the chosen model and a stretched exponential, which is light in the limit, describe the samples above the threshold equally well and part at rare probabilities (the {chosen} and shape {:.2} on {:.0} samples, the stretched exponential's log-likelihood {:+.1} against the GPD's, equal down to −{MAX_LOG_LIKELIHOOD_GAP}; at {:e} they give {:.1} µs and {:.1} µs)",
+            c.stretched_shape,
+            c.exceedances,
+            c.log_likelihood_gap,
+            c.probability,
+            c.chosen_ns / 1000.0,
+            c.stretched_ns / 1000.0,
+        ));
+        remedy(
+            "take the larger of the two as a bound that may be far too loose, or quote a less rare probability where they agree; a longer run separates them only for a tail that is heavy in truth".into(),
+            &mut remedies,
+        );
+    }
     if e.estimates.iter().any(|x| !(x.value_ns.is_finite() && x.ci_low_ns.is_finite() && x.ci_high_ns.is_finite())) {
         reasons.push("an estimate or its confidence interval is not a finite number".into());
     }
@@ -138,6 +164,7 @@ mod tests {
             sample_rate_hz: 1000.0,
             estimates: &[],
             significance: 0.05,
+            tail_type: None,
         }
     }
 
@@ -170,6 +197,35 @@ mod tests {
             j.reasons,
             vec!["the fitted tail does not describe held-out data (Kolmogorov-Smirnov p = 0.001, Anderson-Darling p < 0.001)"]
         );
+    }
+
+    #[test]
+    fn a_tail_type_conflict_refuses_only_a_fit_that_describes_the_data() {
+        let conflict = TailTypeConflict {
+            chosen_shape: 0.18,
+            stretched_shape: 0.34,
+            exceedances: 4000.0,
+            log_likelihood_gap: 0.9,
+            probability: 1e-9,
+            chosen_ns: 861_600.0,
+            stretched_ns: 546_300.0,
+        };
+        let mut e = evidence(&[], 0.18);
+        e.tail_type = Some(&conflict);
+        let j = judge(&e);
+        assert!(!j.defensible);
+        assert_eq!(j.reasons.len(), 1, "{j:?}");
+        assert!(j.reasons[0].starts_with("the tail's type is not settled"), "{j:?}");
+        assert!(j.reasons[0].contains("the GPD with ξ = 0.18 and shape 0.34 on 4000 samples"), "{j:?}");
+        assert!(j.reasons[0].contains("at 1e-9 they give 861.6 µs and 546.3 µs"), "{j:?}");
+        assert!(j.remedies[0].starts_with("take the larger of the two"), "{j:?}");
+        // A fit the held-out data reject, or one too heavy to quote, is refused for that alone.
+        let gof = [diagnostic("Anderson-Darling, held-out exceedances", 0.0001)];
+        e.goodness_of_fit = &gof;
+        assert!(!judge(&e).reasons.iter().any(|r| r.starts_with("the tail's type")));
+        let mut heavy = evidence(&[], 0.7);
+        heavy.tail_type = Some(&conflict);
+        assert!(!judge(&heavy).reasons.iter().any(|r| r.starts_with("the tail's type")));
     }
 
     #[test]

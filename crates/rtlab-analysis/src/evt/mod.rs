@@ -35,6 +35,7 @@ mod profile;
 mod pwm;
 mod sample;
 mod select;
+mod stretched;
 
 pub use defensible::MAX_DEFENSIBLE_SHAPE;
 pub use distributions::{Gev, Gpd, Gumbel};
@@ -608,6 +609,17 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
                 .into(),
         );
     }
+    // A positive shape a light tail can fake (docs/pwcet.md): compared with the GPD fitted
+    // by maximum likelihood to the same exceedances, whichever estimator was chosen.
+    let gpd_by_likelihood = made
+        .iter()
+        .find(|m| {
+            m.tail_fit.model == TailModel::Gpd
+                && m.tail_fit.estimator == Estimator::Mle
+                && m.data_index == choice.data_index
+        })
+        .map_or(&choice.model, |m| &m.model);
+    let tail_type = stretched::tail_type_conflict(&choice.model, gpd_by_likelihood, chosen_data, &config.probabilities);
     let defensibility = defensible::judge(&defensible::Evidence {
         diagnostics: &diagnostics,
         goodness_of_fit: &goodness_of_fit,
@@ -620,6 +632,7 @@ pub fn analyse(input: &TailInput, config: &PwcetConfig) -> Result<PwcetAnalysis,
         sample_rate_hz: input.sample_rate_hz,
         estimates: &estimates,
         significance: config.significance,
+        tail_type: tail_type.as_ref(),
     });
 
     let mut curves = curves::tail_curves(
