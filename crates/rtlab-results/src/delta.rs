@@ -119,7 +119,8 @@ mod tests {
     #[test]
     fn bad_calibrations_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
-        let cases: [(&str, fn(&mut StoredDelta)); 5] = [
+        type Spoil = fn(&mut StoredDelta);
+        let cases: [(&str, Spoil); 5] = [
             ("schema", |d| d.schema = "rtlab.run/1".into()),
             ("fewer than 10", |d| d.samples = 3),
             ("outside its range", |d| d.min_ns = 9_500),

@@ -172,8 +172,7 @@ pub fn point(rule: &StopRule, measurements: &[Measurement], elapsed_s: f64) -> O
                 cpu: None,
                 not_usable: Some(why),
             };
-            let mut config = rtlab_analysis::evt::PwcetConfig::default();
-            config.probabilities = vec![probability];
+            let config = rtlab_analysis::evt::PwcetConfig { probabilities: vec![probability], ..Default::default() };
             let analysis = match rtlab_report::pwcet::analyse(&ours, &config) {
                 Ok(a) => a,
                 Err(e) => return Some(unusable(format!("has no fit yet ({e})"))),

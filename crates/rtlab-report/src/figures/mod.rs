@@ -23,8 +23,8 @@
 //! only draws.
 
 pub mod axis;
-pub mod convergence;
 pub(crate) mod canvas;
+pub mod convergence;
 mod cumulative;
 mod histogram;
 pub mod palette;

@@ -310,6 +310,11 @@ fn split_reason(message: &str) -> String {
     reason.to_string()
 }
 
+/// Whether a condition's run has the remote probe (`--delta` is refused by the others).
+fn condition_uses_remote(args: &RunArgs) -> bool {
+    args.probe.as_deref().is_some_and(|p| p.split(',').any(|p| p.trim() == "remote"))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -325,9 +330,4 @@ mod tests {
         );
         assert_eq!(split_reason("--split traces the kernel"), "--split traces the kernel");
     }
-}
-
-/// Whether a condition's run has the remote probe (`--delta` is refused by the others).
-fn condition_uses_remote(args: &RunArgs) -> bool {
-    args.probe.as_deref().is_some_and(|p| p.split(',').any(|p| p.trim() == "remote"))
 }
