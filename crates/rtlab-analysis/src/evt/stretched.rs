@@ -17,7 +17,7 @@
 //! For fixed τ the likelihood's c is the weighted mean of r^τ − 1, so the fit is a
 //! one-dimensional search over ln τ.
 
-use super::fit::{FitData, Model};
+use super::fit::{log_likelihood, FitData, Model};
 use super::sample::Observations;
 
 /// Range of ln τ searched: τ from 0.018, a tail nearly as heavy as a power law, to 12, far
@@ -69,7 +69,7 @@ pub(crate) fn tail_type_conflict(
     data: &FitData,
     probabilities: &[f64],
 ) -> Option<TailTypeConflict> {
-    let (Model::Pot { gpd, exceedance_rate }, Model::Pot { gpd: mle, .. }) = (chosen, gpd_fit) else {
+    let (Model::Pot { gpd, exceedance_rate }, Model::Pot { .. }) = (chosen, gpd_fit) else {
         return None;
     };
     let FitData::Exceedances { exceedances, threshold, .. } = data else { return None };
@@ -81,8 +81,7 @@ pub(crate) fn tail_type_conflict(
     let chosen_ns = chosen.pwcet_ns(probability)?;
     let stretched = StretchedTail::fit(exceedances, *threshold, *exceedance_rate)?;
     let stretched_ns = stretched.pwcet_ns(probability)?;
-    let gpd_log_likelihood: f64 = exceedances.iter().map(|(x, c)| c * mle.log_density(x)).sum();
-    let log_likelihood_gap = stretched.log_likelihood(exceedances) - gpd_log_likelihood;
+    let log_likelihood_gap = stretched.log_likelihood(exceedances) - log_likelihood(gpd_fit, exceedances);
     let ratio = chosen_ns / stretched_ns;
     let parts = ratio > MAX_PWCET_RATIO || ratio * MAX_PWCET_RATIO < 1.0;
     // τ ≥ 1 is an exponential or lighter tail: below a chosen exponential it is the known,
